@@ -1,0 +1,30 @@
+# Two entry points: `make demo` and `make test`. Both create .venv if it is missing and install dfst.
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test bench lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# torch first, from the pinned CPU build, so that nothing resolves `torch>=2.4` to a CUDA wheel.
+$(STAMP): $(BIN)/python pyproject.toml constraints.txt
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c constraints.txt torch
+	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	PATH="$(abspath $(BIN)):$$PATH" bash scripts/demo.sh
+
+test: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/pytest
+
+bench: $(STAMP)
+	$(BIN)/pytest -m slow
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache

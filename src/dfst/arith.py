@@ -1,0 +1,85 @@
+"""Digit strings in a base: validation and the exact answers from Python's own arbitrary precision.
+
+Operands are strings of digits, most significant first, so that a 10^6-digit operand never has to
+become a Python int. Exact answers use int for power-of-two bases (linear-time conversion) and the
+decimal module otherwise (libmpdec converts and multiplies long numbers without quadratic cost).
+"""
+
+from __future__ import annotations
+
+import decimal
+
+import numpy as np
+
+from dfst.errors import DfstError
+
+DIGIT_CHARS = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def digit_symbols(base: int) -> tuple[str, ...]:
+    """The symbol names of the digits 0..base-1."""
+    if not 2 <= base <= len(DIGIT_CHARS):
+        raise DfstError(f"base {base} is not supported (2 to {len(DIGIT_CHARS)})")
+    return tuple(DIGIT_CHARS[:base])
+
+
+def check_operand(text: str, base: int, label: str = "operand") -> str:
+    """Return `text` if it is a non-empty digit string in `base`, else raise a one-line DfstError."""
+    if text == "":
+        raise DfstError(f"{label} is empty")
+    if text.startswith("-"):
+        raise DfstError(f"{label} {_short(text)} is negative: dfst works on non-negative integers")
+    allowed = set(digit_symbols(base))
+    bad = next((ch for ch in text if ch not in allowed), None)
+    if bad is not None:
+        raise DfstError(f"{label} {_short(text)} has {bad!r}, which is not a digit in base {base}")
+    return text
+
+
+def _short(text: str) -> str:
+    return repr(text if len(text) <= 24 else text[:20] + "...")
+
+
+def canonical(text: str) -> str:
+    """Strip leading zeros, keeping a single 0."""
+    return text.lstrip("0") or "0"
+
+
+def exact_answer(operation: str, a: str, b: str, base: int) -> str:
+    """a+b or a*b in `base`, as a canonical digit string."""
+    if base & (base - 1) == 0 or max(len(a), len(b)) < 4000:
+        x, y = int(a, base), int(b, base)
+        return _to_digits(x + y if operation == "add" else x * y, base)
+    if base != 10:
+        raise DfstError(f"exact answers for {max(len(a), len(b))}-digit operands need base 10 or 2^k")
+    ctx = decimal.Context(prec=len(a) + len(b) + 2, Emax=decimal.MAX_EMAX)
+    x, y = decimal.Decimal(a), decimal.Decimal(b)
+    result = ctx.add(x, y) if operation == "add" else ctx.multiply(x, y)
+    return canonical(format(result, "f"))
+
+
+def _to_digits(value: int, base: int) -> str:
+    formats = {2: "b", 8: "o", 10: "d", 16: "x"}
+    if base in formats:
+        return format(value, formats[base])
+    chars = DIGIT_CHARS
+    out = []
+    while value:
+        value, r = divmod(value, base)
+        out.append(chars[r])
+    return "".join(reversed(out)) or "0"
+
+
+_CHAR_VALUE = np.full(256, 255, dtype=np.uint8)
+_CHAR_VALUE[np.frombuffer(DIGIT_CHARS.encode(), dtype=np.uint8)] = np.arange(len(DIGIT_CHARS))
+
+
+def text_to_digits(text: str) -> np.ndarray:
+    """Digit values (uint8) of a validated digit string, vectorised for million-digit operands."""
+    return _CHAR_VALUE[np.frombuffer(text.encode("ascii"), dtype=np.uint8)]
+
+
+def digits_to_text(digits: np.ndarray) -> str:
+    """Inverse of `text_to_digits`."""
+    table = np.frombuffer(DIGIT_CHARS.encode(), dtype=np.uint8)
+    return table[np.asarray(digits, dtype=np.intp)].tobytes().decode("ascii")

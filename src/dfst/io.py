@@ -1,0 +1,46 @@
+"""Safe file output: write to a temporary file beside the target, then rename.
+
+A failure part-way (full disk, interrupted run) never leaves a truncated file, and an existing file
+is only replaced when the caller says so.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from dfst.errors import DfstError
+
+
+def check_writable(path: str | Path, *, overwrite: bool = False) -> Path:
+    """Fail early, before any work, if `path` cannot or should not be written."""
+    path = Path(path)
+    if path.is_dir():
+        raise DfstError(f"output path {path} is a directory")
+    if path.exists() and not overwrite:
+        raise DfstError(f"output file {path} already exists (pass --force to replace it)")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise DfstError(f"cannot write {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise DfstError(f"cannot write {path}: directory {parent} is not writable")
+    return path
+
+
+def write_atomic(path: str | Path, data: bytes) -> None:
+    """Write all of `data` to `path` or nothing at all."""
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
+                                   prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise DfstError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise DfstError(f"cannot write {path}: {exc.strerror}") from None

@@ -1,0 +1,78 @@
+"""Hard structured instances at N digits: the cases that separate a learned automaton from a good
+approximation of one (long carry chains, symmetric and repeated patterns, extreme lengths).
+
+Every generator is deterministic in (n, base). Digit strings are most significant first; some hard
+operands have leading zeros on purpose (all-zero operands, 0…02), since the grid shows every digit.
+"""
+
+from __future__ import annotations
+
+from dfst.arith import digit_symbols
+from dfst.tasks.base import Instance
+
+
+def _patterns(n: int, base: int) -> dict[str, str]:
+    """Named n-digit operands (n >= 1)."""
+    d = digit_symbols(base)
+    top, one, two = d[-1], d[1], d[min(2, base - 1)]
+    cycle = "".join(d[(i % (base - 1)) + 1] for i in range(n))  # 1 2 … base-1 1 2 …
+    return {
+        "max": top * n,                                   # 9…9 / 1…1 in base 2
+        "ones": one * n,                                  # 1…1
+        "zeros": d[0] * n,                                # 0…0
+        "power": one + d[0] * (n - 1),                    # 10…0
+        "power_plus_one": (one + d[0] * (n - 2) + one) if n > 1 else one,  # 10…01
+        "alternating": "".join(one if i % 2 == 0 else d[0] for i in range(n)),  # 1010…
+        "alternating_max": "".join(top if i % 2 == 0 else d[0] for i in range(n)),  # 9090…
+        "cycle": cycle,
+        "palindrome": (cycle[: (n + 1) // 2] + cycle[: n // 2][::-1]),
+        "leading_zeros_two": d[0] * (n - 1) + two,        # 0…02, the Neural GPU's nemesis
+    }
+
+
+def _complement(x: str, base: int) -> str:
+    """base^n - 1 - x, digit by digit: x + complement has no carries and all-max digits."""
+    d = digit_symbols(base)
+    return "".join(d[base - 1 - d.index(ch)] for ch in x)
+
+
+def hard_addition(n: int, base: int) -> list[Instance]:
+    p = _patterns(n, base)
+    d = digit_symbols(base)
+    cases = [
+        ("carry_chain", p["max"], d[1]), ("carry_chain_swapped", d[1], p["max"]),
+        ("max_plus_max", p["max"], p["max"]), ("zeros", p["zeros"], p["zeros"]),
+        ("zero_plus_zero", d[0], d[0]), ("zero_plus_max", d[0], p["max"]),
+        ("power_plus_power", p["power"], p["power"]), ("power_plus_one", p["power"], d[1]),
+        ("one_plus_power", d[1], p["power"]), ("max_plus_digit", p["max"], d[-1]),
+        ("digit_plus_max", d[-1], p["max"]),
+        ("symmetric", p["power_plus_one"], p["power_plus_one"]),
+        ("alternating", p["alternating"], p["alternating"]),
+        ("alternating_max", p["alternating_max"], p["alternating_max"]),
+        ("equal_cycle", p["cycle"], p["cycle"]), ("palindromes", p["palindrome"], p["palindrome"]),
+        ("ones_plus_ones", p["ones"], p["ones"]),
+        ("no_carry_all_max", p["cycle"], _complement(p["cycle"], base)),
+        ("leading_zeros", p["leading_zeros_two"], p["leading_zeros_two"]),
+    ]
+    return [Instance(a, b, name) for name, a, b in cases]
+
+
+def hard_multiplication(n: int, base: int) -> list[Instance]:
+    p = _patterns(n, base)
+    d = digit_symbols(base)
+    cases = [
+        ("max_times_max", p["max"], p["max"]), ("power_times_power", p["power"], p["power"]),
+        ("symmetric", p["power_plus_one"], p["power_plus_one"]),
+        ("max_times_digit", p["max"], d[-1]), ("digit_times_max", d[-1], p["max"]),
+        ("cycle_times_two", p["cycle"], d[min(2, base - 1)]),
+        ("zero_times_x", d[0], p["max"]), ("x_times_zero", p["cycle"], d[0]),
+        ("one_times_x", d[1], p["cycle"]), ("x_times_one", p["max"], d[1]),
+        ("zero_times_zero", d[0], d[0]), ("zeros", p["zeros"], p["zeros"]),
+        ("power_times_max", p["power"], p["max"]), ("max_times_power", p["max"], p["power"]),
+        ("alternating", p["alternating"], p["alternating"]),
+        ("alternating_max", p["alternating_max"], p["alternating_max"]),
+        ("ones_times_ones", p["ones"], p["ones"]), ("square_cycle", p["cycle"], p["cycle"]),
+        ("palindromes", p["palindrome"], p["palindrome"]),
+        ("leading_zeros", p["leading_zeros_two"], p["leading_zeros_two"]),
+    ]
+    return [Instance(a, b, name) for name, a, b in cases]

@@ -1,0 +1,81 @@
+"""Multiplication of an N-digit by an M-digit number in any base (tasks mult2, mult10).
+
+Layout: `b` on top, `a` below it with its units digit under the leading digit of `b`, and an empty
+accumulator row below that, where the answer is read (units digit in the units column of `b`):
+
+    row 1   . . . 1 2 . .      b  (agent starts on its leading digit)
+    row 2   . 4 5 6 . . .      a  (units under b's leading digit; it moves right one column a round)
+    row 3   . . . . . . .      accumulator -> 5 4 7 2, the answer
+            (a one-cell blank margin surrounds the working region)
+
+Algorithm (most significant digit of b first, acc = acc·base + a·b_j):
+  read_b     on b_j: if b_j > 0, write b_j - 1 and add a into the accumulator aligned with the
+             column of b_j (the column adder, `adder.py`), then come back (skip_blank, right, up)
+             and read b_j again. If b_j = 0 the round is over: make sure the accumulator has a digit
+             in this column (down, fill0), walk left along a (back_left) and shift a one column
+             right while walking back (shift_*), which lands on b_{j-1}. A blank ends the run.
+Shifting a right by one column per round is what multiplies the accumulator by the base, so the
+accumulator itself never moves. Steps: about (4·b_j + 2)·(N + M) per digit b_j.
+States: 2·base + 15; alphabet: the digits and the blank.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dfst.arith import text_to_digits
+from dfst.automata import Rule, Transducer, make_transducer
+from dfst.grid.grid import Layout
+from dfst.tasks.adder import adder_rules, adder_states
+from dfst.tasks.base import BLANK, alphabet_for
+
+ROW_B, ROW_A, ROW_ACC = 1, 2, 3
+
+
+def _shift(symbol: str) -> str:
+    return "shift_blank" if symbol == BLANK else f"shift{symbol}"
+
+
+def build_multiplier_agent(base: int) -> Transducer:
+    alphabet = alphabet_for(base)
+    digits = alphabet[:base]
+    shift_states = [_shift(s) for s in (BLANK, *digits)]
+    states = ["read_b", "down", "fill0", "back_left", *adder_states(base),
+              "skip_blank", "right", "up", *shift_states, "halt"]
+    rules = adder_rules(digits, BLANK, done=("right", "R"), absorbed=("skip_blank", "U"))
+    rules += _round_rules(digits)
+    return make_transducer(states, alphabet, rules, initial="read_b", final="halt", blank=BLANK,
+                           name=f"mult{base}")
+
+
+def _round_rules(digits: tuple[str, ...]) -> list[Rule]:
+    rules = [Rule("read_b", BLANK, "halt", BLANK, "S"),
+             Rule("read_b", digits[0], "down", digits[0], "D"),
+             Rule("fill0", BLANK, "back_left", digits[0], "U"),
+             Rule("back_left", BLANK, "shift_blank", BLANK, "R"),
+             Rule("skip_blank", BLANK, "skip_blank", BLANK, "R"),
+             Rule("right", BLANK, "up", BLANK, "L")]
+    rules += [Rule("read_b", d, "add0", digits[i - 1], "D") for i, d in enumerate(digits) if i]
+    for d in digits:
+        rules += [Rule("down", d, "fill0", d, "D"), Rule("fill0", d, "back_left", d, "U"),
+                  Rule("back_left", d, "back_left", d, "L"), Rule("skip_blank", d, "right", d, "R"),
+                  Rule("right", d, "right", d, "R"), Rule("up", d, "read_b", d, "U")]
+    for held in (BLANK, *digits):  # shift a one column right: write the held digit, pick up this one
+        rules += [Rule(_shift(held), d, _shift(d), held, "R") for d in digits]
+    rules += [Rule(_shift(d), BLANK, "read_b", d, "U") for d in digits]
+    return rules
+
+
+def draw_multiplication(a: str, b: str, base: int) -> Layout:
+    n, m = len(a), len(b)
+    units = n + m  # columns 1..n+m+1 are the working region, 0 and n+m+2 the margin
+    cells = np.full((5, n + m + 3), base, dtype=np.uint8)
+    cells[ROW_B, units + 1 - m: units + 1] = text_to_digits(b)
+    a_units = units - (m - 1)
+    cells[ROW_A, a_units + 1 - n: a_units + 1] = text_to_digits(a)
+    return Layout(cells, head=(ROW_B, units - (m - 1)), answer=(ROW_ACC, units))
+
+
+def multiplication_steps(n: int, m: int, base: int) -> int:
+    """A safe step limit: per digit of b, at most base-1 adder passes and one shift, each O(n+m)."""
+    return m * (base + 1) * 4 * (n + m + 4) + 16
