@@ -7,13 +7,13 @@ It is deliberately plain; every fast engine in dfst is tested equal to it. The m
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from dfst.automata import MOVE_DELTA, MOVE_INDEX, Transducer
 from dfst.grid.grid import Grid, Layout, Pos
 
 
-class Outcome(str, Enum):
+class Outcome(StrEnum):
     """Why a run stopped."""
 
     HALTED = "halted"            # emitted the halting move S
