@@ -1,1 +1,27 @@
-echo demo
+#!/usr/bin/env bash
+# The dfst tour run by `make demo`: experts, a rendered grid, a PTO dataset.
+# Everything it writes goes to demo_out/ (git-ignored); re-running replaces it.
+set -euo pipefail
+OUT=demo_out
+mkdir -p "$OUT"
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+say "Tasks and expert sizes (k symbols, d states, DFST parameters)"
+dfst tasks
+
+say "Expert agents on small inputs, checked against Python's integers"
+dfst solve add2 1011 111
+dfst solve add10 99999 1
+dfst solve mult10 456 12 --show
+dfst solve mult2 1101 1011
+
+say "A 1,000-digit decimal addition and a 200 x 200-digit multiplication"
+dfst solve add10 --random 1000 --seed 1
+dfst solve mult10 --random 200 --seed 2
+
+say "A 10^6-bit binary addition with the compiled simulator"
+dfst solve add2 --random 1000000 --seed 3
+
+say "Record a PTO dataset of 20 add2 runs (operands of 1-3 bits) and inspect it"
+dfst data add2 --samples 20 --max-digits 3 --seed 0 --out "$OUT/add2.pto.zip" --force
+dfst data --inspect "$OUT/add2.pto.zip"

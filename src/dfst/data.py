@@ -1,0 +1,309 @@
+"""PTO datasets: record the expert's policy-trajectory observations and store them in one file.
+
+A policy-trajectory observation (PTO) is what an observer sees of one run of an agent: per step the
+symbol read, the symbol written and the move (index into `MOVES`: U, D, L, R, S). It is exactly the
+trace `run_table(..., record=True)` returns. The expert's hidden states are never stored: a learner
+has to infer them. Every trace ends with the halting move S, and S occurs nowhere else.
+
+Sampling rule ("uniform-lengths"): with `rng = numpy.random.default_rng(seed)`, each sample in turn
+draws the two operand lengths independently and uniformly from [min_digits, max_digits]
+(`rng.integers(min_digits, max_digits + 1, size=2)`), then the first operand, then the second, with
+`random_operand(rng, length, base)` (uniform digits, non-zero leading digit). The same task, samples,
+min_digits, max_digits and seed always give the same dataset.
+
+File format (version 1), conventionally named `*.pto.zip`: a zip archive, deflated, with a fixed
+date, fixed permissions and this member order, so that one dataset always gives the same bytes:
+
+    meta.json    {"format": "dfst-pto", "version": 1, "task", "base", "k", "d", "seed",
+                  "sampling": {"rule", "min_digits", "max_digits"}, "samples", "steps",
+                  "alphabet": [k symbol names], "moves": ["U", "D", "L", "R", "S"],
+                  "operands": [[a, b], ...], "dfst_version"}   (sorted keys, no timestamps)
+    reads.npy    uint8 (steps,)     symbol read, all samples concatenated
+    writes.npy   uint8 (steps,)     symbol written
+    moves.npy    uint8 (steps,)     move index
+    offsets.npy  int64 (samples+1,) sample i is steps offsets[i]:offsets[i+1]
+
+k and d are the expert's numbers of symbols and states, kept for reference only. Arrays are plain
+`.npy` files and are loaded with `allow_pickle=False`; `load_dataset` checks everything and raises a
+one-line `DfstError` on any damage.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import dfst
+from dfst.automata import MOVE_INDEX, MOVES
+from dfst.errors import DfstError
+from dfst.grid.world import Outcome
+from dfst.io import check_writable, write_atomic
+from dfst.rollout import run_table
+from dfst.tasks.base import Instance, Task, random_operand
+
+FORMAT = "dfst-pto"
+VERSION = 1
+CHANNELS = ("reads", "writes", "moves")  # the PTO schema: the columns of a trace, in order
+MEMBERS = ("meta.json", *(f"{c}.npy" for c in CHANNELS), "offsets.npy")
+SAMPLING_RULE = "uniform-lengths"
+META_KEYS = ("format", "version", "task", "base", "k", "d", "seed", "sampling", "samples", "steps",
+             "alphabet", "moves", "operands", "dfst_version")
+_DATE = (1980, 1, 1, 0, 0, 0)  # the earliest date zip can store; fixed so files are reproducible
+_STOP = MOVE_INDEX["S"]
+
+
+@dataclass(frozen=True, eq=False)
+class PtoDataset:
+    """PTOs of one task's expert; sample i is steps offsets[i]:offsets[i+1] of reads/writes/moves."""
+
+    task: str
+    base: int
+    k: int  # the expert's number of symbols
+    d: int  # the expert's number of states (for reference; states are not stored)
+    seed: int
+    sampling: dict
+    operands: list[tuple[str, str]]
+    reads: np.ndarray  # uint8 (steps,)
+    writes: np.ndarray  # uint8 (steps,)
+    moves: np.ndarray  # uint8 (steps,)
+    offsets: np.ndarray  # int64 (samples + 1,)
+    alphabet: tuple[str, ...]  # symbol names; index == symbol value in reads/writes
+
+    @property
+    def samples(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def steps(self) -> int:
+        return len(self.reads)
+
+    def trace(self, i: int) -> np.ndarray:
+        """Sample i as run_table records it: (T_i, 3) uint8 of read, write, move."""
+        i = range(self.samples)[i]  # IndexError when out of range; negative indices count back
+        lo, hi = self.offsets[i], self.offsets[i + 1]
+        return np.stack([self.reads[lo:hi], self.writes[lo:hi], self.moves[lo:hi]], axis=1)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PtoDataset):
+            return NotImplemented
+        return _meta(self) == _meta(other) and all(
+            a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(_arrays(self), _arrays(other)))
+
+
+def record_dataset(task: Task, samples: int, max_digits: int, seed: int, min_digits: int = 1,
+                   progress: Callable[[int], None] | None = None) -> PtoDataset:
+    """Record `samples` expert runs on operands drawn by the sampling rule in the module docstring.
+
+    `progress`, if given, is called after each sample with the number of samples recorded so far.
+    """
+    if samples < 1:
+        raise DfstError(f"need at least 1 sample, got {samples}")
+    if not 1 <= min_digits <= max_digits:
+        raise DfstError(f"need 1 <= min_digits <= max_digits, got min {min_digits}, max {max_digits}")
+    if seed < 0:
+        raise DfstError(f"seed must be non-negative, got {seed}")
+    rng = np.random.default_rng(seed)
+    operands, traces = [], []
+    for done in range(1, samples + 1):
+        n, m = rng.integers(min_digits, max_digits + 1, size=2)
+        inst = Instance(random_operand(rng, int(n), task.base), random_operand(rng, int(m), task.base))
+        traces.append(_record(task, inst))
+        operands.append((inst.a, inst.b))
+        if progress is not None:
+            progress(done)
+    lengths = np.array([len(t) for t in traces], dtype=np.int64)
+    steps = np.concatenate(traces)
+    return PtoDataset(
+        task=task.name, base=task.base, k=task.agent.k, d=task.agent.d, seed=seed,
+        sampling={"rule": SAMPLING_RULE, "min_digits": min_digits, "max_digits": max_digits},
+        operands=operands, reads=steps[:, 0].copy(), writes=steps[:, 1].copy(), moves=steps[:, 2].copy(),
+        offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), alphabet=task.alphabet)
+
+
+def _record(task: Task, inst: Instance) -> np.ndarray:
+    run = run_table(task.agent, task.layout(inst), task.max_steps(inst), record=True)
+    if run.outcome != Outcome.HALTED:
+        raise DfstError(f"the {task.name} expert did not halt on {inst.a} and {inst.b} "
+                        f"({run.outcome} after {run.steps} steps)")
+    return run.trace
+
+
+def save_dataset(ds: PtoDataset, path: str | Path, *, overwrite: bool = False) -> None:
+    """Write `ds` as a PTO zip (format above); the same dataset always gives the same bytes."""
+    path = check_writable(path, overwrite=overwrite)
+    meta = json.dumps(_meta(ds), sort_keys=True, indent=1) + "\n"
+    contents = [meta.encode(), *(_npy(a) for a in _arrays(ds))]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in zip(MEMBERS, contents):
+            info = zipfile.ZipInfo(name, date_time=_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3  # "unix", else it depends on the platform writing the file
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, data, compresslevel=6)
+    write_atomic(path, buf.getvalue())
+
+
+def _meta(ds: PtoDataset) -> dict:
+    return {"format": FORMAT, "version": VERSION, "task": ds.task, "base": ds.base, "k": ds.k, "d": ds.d,
+            "seed": ds.seed, "sampling": ds.sampling, "samples": ds.samples, "steps": ds.steps,
+            "alphabet": list(ds.alphabet), "moves": list(MOVES),
+            "operands": [list(pair) for pair in ds.operands], "dfst_version": dfst.__version__}
+
+
+def _arrays(ds: PtoDataset) -> tuple[np.ndarray, ...]:
+    return ds.reads, ds.writes, ds.moves, ds.offsets
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, array, allow_pickle=False)
+    return buf.getvalue()
+
+
+def load_dataset(path: str | Path) -> PtoDataset:
+    """Read and check a PTO zip; any problem is a one-line DfstError naming the file."""
+    path = Path(path)
+    members = _read_members(path)
+    meta = _parse_meta(path, members["meta.json"])
+    arrays = [_parse_array(path, members[f"{c}.npy"], c, np.uint8) for c in CHANNELS]
+    offsets = _parse_array(path, members["offsets.npy"], "offsets", np.int64)
+    ds = PtoDataset(
+        task=meta["task"], base=meta["base"], k=meta["k"], d=meta["d"], seed=meta["seed"],
+        sampling=meta["sampling"], operands=[(a, b) for a, b in meta["operands"]],
+        reads=arrays[0], writes=arrays[1], moves=arrays[2], offsets=offsets,
+        alphabet=tuple(meta["alphabet"]))
+    _check_consistent(path, ds, meta)
+    return ds
+
+
+def _read_members(path: Path) -> dict[str, bytes]:
+    if not path.exists():
+        raise DfstError(f"dataset file {path} does not exist")
+    if path.is_dir():
+        raise DfstError(f"dataset path {path} is a directory, not a file")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+            if "meta.json" not in names:
+                raise DfstError(f"{path} is not a dfst PTO dataset (a zip without meta.json)")
+            missing = [m for m in MEMBERS if m not in names]
+            if missing:
+                raise DfstError(f"{path} is damaged: member {missing[0]} is missing")
+            return {m: zf.read(m) for m in MEMBERS}
+    except OSError as exc:
+        raise DfstError(f"cannot read dataset file {path}: {exc.strerror or exc}") from None
+    except zipfile.BadZipFile as exc:
+        if "not a zip file" in str(exc):
+            raise DfstError(f"{path} is not a dfst PTO dataset (not a zip file, or truncated)") from None
+        raise DfstError(f"{path} is corrupted: {exc}") from None
+    except (zlib.error, EOFError, ValueError, NotImplementedError) as exc:
+        raise DfstError(f"{path} is corrupted: {exc}") from None
+
+
+def _parse_meta(path: Path, raw: bytes) -> dict:
+    try:
+        meta = json.loads(raw.decode())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DfstError(f"{path} is damaged: meta.json is not valid JSON ({exc})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise DfstError(f"{path} is not a dfst PTO dataset (format {found!r}, expected {FORMAT!r})")
+    if meta.get("version") != VERSION:
+        raise DfstError(f"{path}: unsupported dfst PTO dataset version {meta.get('version')!r} "
+                        f"(this dfst reads version {VERSION})")
+    missing = [key for key in META_KEYS if key not in meta]
+    if missing:
+        raise DfstError(f"{path} is damaged: meta.json lacks {', '.join(map(repr, missing))}")
+    problem = _meta_problem(meta)
+    if problem:
+        raise DfstError(f"{path} is damaged: meta.json {problem}")
+    return meta
+
+
+def _meta_problem(meta: dict) -> str | None:
+    """The first ill-typed field of meta.json, described, or None."""
+    for key in ("base", "k", "d", "seed", "samples", "steps"):
+        if not isinstance(meta[key], int) or isinstance(meta[key], bool) or meta[key] < 0:
+            return f"has {key} = {meta[key]!r}, not a non-negative integer"
+    if meta["samples"] < 1:
+        return "has samples = 0"
+    if not isinstance(meta["task"], str) or not isinstance(meta["sampling"], dict):
+        return "has an ill-typed task or sampling"
+    alphabet = meta["alphabet"]
+    if not isinstance(alphabet, list) or len(alphabet) != meta["k"] or \
+            not all(isinstance(s, str) for s in alphabet):
+        return f"has an alphabet that is not a list of k = {meta['k']} symbol names"
+    if meta["moves"] != list(MOVES):
+        return f"has moves {meta['moves']!r}, expected {list(MOVES)!r}"
+    ops = meta["operands"]
+    if not isinstance(ops, list) or not all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in ops):
+        return "has operands that are not a list of [a, b] string pairs"
+    if len(ops) != meta["samples"]:
+        return f"lists {len(ops)} operand pairs for {meta['samples']} samples"
+    return None
+
+
+def _parse_array(path: Path, raw: bytes, name: str, dtype: type) -> np.ndarray:
+    try:
+        array = np.load(io.BytesIO(raw), allow_pickle=False)
+    except (ValueError, EOFError, OSError) as exc:
+        raise DfstError(f"{path} is damaged: {name}.npy is not a valid array ({exc})") from None
+    if not isinstance(array, np.ndarray) or array.ndim != 1 or array.dtype != np.dtype(dtype):
+        what = f"{array.dtype} {array.shape}" if isinstance(array, np.ndarray) else type(array).__name__
+        raise DfstError(f"{path} is damaged: {name}.npy is {what}, expected 1-D {np.dtype(dtype)}")
+    return array
+
+
+def _check_consistent(path: Path, ds: PtoDataset, meta: dict) -> None:
+    problem = _array_problem(ds, meta)
+    if problem:
+        raise DfstError(f"{path} is damaged: {problem}")
+
+
+def _array_problem(ds: PtoDataset, meta: dict) -> str | None:
+    """The first inconsistency between the arrays and meta.json, described, or None."""
+    off = ds.offsets
+    if not len(ds.reads) == len(ds.writes) == len(ds.moves) == meta["steps"]:
+        return (f"reads, writes, moves have {len(ds.reads)}, {len(ds.writes)}, {len(ds.moves)} steps "
+                f"but meta.json says {meta['steps']}")
+    if len(off) != meta["samples"] + 1:
+        return f"offsets has {len(off)} entries for {meta['samples']} samples (expected samples + 1)"
+    if off[0] != 0 or off[-1] != ds.steps:
+        return f"offsets run from {off[0]} to {off[-1]}, expected 0 to {ds.steps}"
+    if np.any(np.diff(off) <= 0):
+        return "offsets are not increasing (every sample has at least one step)"
+    for name, values, bound in (("reads", ds.reads, ds.k), ("writes", ds.writes, ds.k),
+                                ("moves", ds.moves, len(MOVES))):
+        if ds.steps and int(values.max()) >= bound:
+            return f"{name} has value {int(values.max())}, expected less than {bound}"
+    last = ds.moves[off[1:] - 1]
+    if np.any(last != _STOP):
+        return f"sample {int(np.argmax(last != _STOP))} does not end with the move S"
+    if int(np.count_nonzero(ds.moves == _STOP)) != ds.samples:
+        return "a sample has the move S before its end"
+    return None
+
+
+def summarize(ds: PtoDataset) -> dict:
+    """Plain-JSON statistics of a dataset, for reports and the CLI."""
+    lengths = np.diff(ds.offsets)
+    digits = [len(x) for pair in ds.operands for x in pair]
+    triples = (ds.reads.astype(np.int64) * ds.k + ds.writes) * len(MOVES) + ds.moves
+    counts = np.bincount(ds.moves, minlength=len(MOVES))
+    return {
+        "task": ds.task, "base": ds.base, "k": ds.k, "d": ds.d, "seed": ds.seed, "sampling": ds.sampling,
+        "samples": ds.samples, "steps": ds.steps,
+        "steps_min": int(lengths.min()), "steps_mean": float(lengths.mean()), "steps_max": int(lengths.max()),
+        "digits_min": min(digits), "digits_max": max(digits),
+        "distinct_triples": int(np.unique(triples).size),
+        "moves": {name: int(c) for name, c in zip(MOVES, counts)},
+    }
