@@ -8,6 +8,7 @@ the step limit, or leaving the layout's region. Tested equal to the reference si
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numba
@@ -68,3 +69,142 @@ def run_table(agent: Transducer, layout: Layout, max_steps: int, *, record: bool
     code, steps, r, c, q = _run_table(nxt, wrt, mov, cells, layout.head[0], layout.head[1],
                                       agent.states.index(agent.initial), max_steps, trace)
     return TableRun(OUTCOMES[code], int(steps), (int(r), int(c)), int(q), cells, trace[:steps])
+
+
+@numba.njit(cache=True, nogil=True)
+def _argmax_matvec(W, x, h, nz, n):
+    """argmax over rows of W[x] @ h in float32, first maximum on ties.
+
+    Only the n columns listed in `nz` (where h is non-zero) are summed: the others add exact zeros,
+    so the result is the same and a compiled (one-hot) model runs d times faster.
+    """
+    best, best_i = np.float32(0.0), 0
+    for i in range(W.shape[1]):
+        acc = np.float32(0.0)
+        for jj in range(n):
+            j = nz[jj]
+            acc += W[x, i, j] * h[j]
+        if i == 0 or acc > best:
+            best, best_i = acc, i
+    return best_i
+
+
+@numba.njit(cache=True, nogil=True)
+def _run_dfst(A, B, C, cells, r, c, h, steps_done, max_steps, rescale, out, nz):
+    """Advance a DFST closed-loop until it halts or `max_steps` in total; `h` is updated in place.
+
+    h_{t+1} = A[x] h_t in float32 with a float32 accumulator, symbols and moves by argmax.
+    Returns (code, steps, r, c); code -1 means "still running" after this chunk.
+    """
+    rows, cols = cells.shape
+    d = h.shape[0]
+    for t in range(steps_done, max_steps):
+        n = 0
+        for j in range(d):
+            if h[j] != 0:
+                nz[n] = j
+                n += 1
+        x = cells[r, c]
+        w = _argmax_matvec(B, x, h, nz, n)
+        m = _argmax_matvec(C, x, h, nz, n)
+        cells[r, c] = w
+        if m == _STOP:
+            return HALTED, t + 1, r, c
+        scale = np.float32(0.0)
+        for i in range(d):
+            acc = np.float32(0.0)
+            for jj in range(n):
+                acc += A[x, i, nz[jj]] * h[nz[jj]]
+            if not np.isfinite(acc):
+                return NON_FINITE, t + 1, r, c
+            out[i] = acc
+            scale = max(scale, abs(acc))
+        if rescale and scale > 0:  # argmax readouts are invariant to a positive scale
+            for i in range(d):
+                out[i] /= scale
+        h[:] = out
+        r += _DR[m]
+        c += _DC[m]
+        if r < 0 or r >= rows or c < 0 or c >= cols:
+            return OFF_LAYOUT, t + 1, r, c
+    return -1, max_steps, r, c
+
+
+CHUNK_STEPS = 1 << 22  # steps per kernel call between progress updates
+
+
+@dataclass
+class InstanceResult:
+    """The verdict on one instance; answers are not kept (they can have millions of digits)."""
+
+    name: str
+    a: str
+    b: str
+    outcome: Outcome
+    steps: int
+    exact: bool
+    answer_digits: int  # 0 when there is no answer
+
+
+@dataclass(frozen=True)
+class DfstWeights:
+    """Float32 arrays of a DFST as the engine uses them: A (k,d,d), B (k,k,d), C (k,5,d), h0 (d)."""
+
+    A: np.ndarray
+    B: np.ndarray
+    C: np.ndarray
+    h0: np.ndarray
+
+    @classmethod
+    def of(cls, A, B, C, h0) -> DfstWeights:
+        return cls(*(np.ascontiguousarray(w, dtype=np.float32) for w in (A, B, C, h0)))
+
+
+def run_dfst(weights: DfstWeights, layout: Layout, max_steps: int, *, rescale: bool = False,
+             on_steps=None) -> TableRun:
+    """Run a DFST closed-loop on a copy of the layout; `on_steps(n)` is told of progress."""
+    cells, h = layout.cells.copy(), weights.h0.copy()
+    out, nz = np.empty_like(h), np.empty(h.shape[0], dtype=np.int64)
+    (r, c), steps, code = layout.head, 0, -1
+    while code < 0:
+        limit = min(steps + CHUNK_STEPS, max_steps)
+        code, new_steps, r, c = _run_dfst(weights.A, weights.B, weights.C, cells, r, c, h, steps,
+                                          limit, rescale, out, nz)
+        if on_steps is not None:
+            on_steps(new_steps - steps)
+        steps = new_steps
+        if code < 0 and steps >= max_steps:
+            code = STEP_LIMIT
+    return TableRun(OUTCOMES[code], int(steps), (int(r), int(c)), -1, cells, np.zeros((0, 3), np.uint8))
+
+
+def judge(task, instance, run: TableRun, answer_at: tuple[int, int]) -> InstanceResult:
+    """Exact iff the run halted and the answer read off the grid equals Python's."""
+    answer = task.read_answer(run.cells, answer_at) if run.outcome == Outcome.HALTED else None
+    exact = answer is not None and answer == task.expected(instance)
+    return InstanceResult(instance.name, instance.a, instance.b, run.outcome, run.steps, exact,
+                          len(answer) if answer else 0)
+
+
+def rollout(task, instances, *, weights: DfstWeights | None = None, agent: Transducer | None = None,
+            rescale: bool = False, workers: int = 0, on_steps=None) -> list[InstanceResult]:
+    """Run a DFST (`weights`) or an automaton (`agent`, default the task's expert) on every instance.
+
+    Instances run in parallel threads (the kernels release the GIL); results keep the input order.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(instance):
+        layout = task.layout(instance)
+        limit = task.max_steps(instance)
+        if weights is not None:
+            run = run_dfst(weights, layout, limit, rescale=rescale, on_steps=on_steps)
+        else:
+            run = run_table(agent or task.agent, layout, limit)
+            if on_steps is not None:
+                on_steps(run.steps)
+        return judge(task, instance, run, layout.answer)
+
+    workers = workers or min(len(instances), os.cpu_count() or 1) or 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, instances))

@@ -37,7 +37,7 @@ def solve_command(
     task_name: str = typer.Argument(..., metavar="TASK"),
     a: str = typer.Argument(None, help="First operand in the task's base, or @FILE."),
     b: str = typer.Argument(None, help="Second operand in the task's base, or @FILE."),
-    random_digits: int = typer.Option(None, "--random", help="Instead of A and B: two random N-digit operands."),
+    random_digits: int = typer.Option(None, "--random", help="Instead of A B: two random N-digit operands."),
     seed: int = typer.Option(0, "--seed", help="Seed for --random."),
     agent_file: Path = typer.Option(None, "--agent", help="Run this agent JSON instead of the expert."),
     show: bool = typer.Option(False, "--show", help="Render the final grid."),
