@@ -29,6 +29,7 @@ MOVES = ("U", "D", "L", "R", "S")  # the order of the DFST's move scores (C has 
 MOVE_INDEX = {m: i for i, m in enumerate(MOVES)}
 MOVE_DELTA = {"U": (-1, 0), "D": (1, 0), "L": (0, -1), "R": (0, 1), "S": (0, 0)}
 HALT_MOVE = "S"
+RULE_KEYS = ("state", "read", "next", "write", "move")
 FORMAT = "dfst-agent"
 VERSION = 1
 
@@ -174,16 +175,30 @@ def transducer_from_dict(data: object) -> Transducer:
         raise AgentError([f"missing key {key!r}" for key in missing])
     if data.get("format", FORMAT) != FORMAT or data.get("version", VERSION) != VERSION:
         raise AgentError([f"not a {FORMAT} version {VERSION} file"])
-    rules, problems = [], []
+    problems = _type_problems(data)
+    rules = []
     for i, raw in enumerate(data["rules"] if isinstance(data["rules"], list) else [None]):
-        try:
-            rules.append(Rule(raw["state"], raw["read"], raw["next"], raw["write"], raw["move"]))
-        except (TypeError, KeyError) as exc:
-            problems.append(f"rule #{i} is malformed (needs state, read, next, write, move): {exc}")
+        fields = [raw.get(key) for key in RULE_KEYS] if isinstance(raw, dict) else [None]
+        if len(fields) != len(RULE_KEYS) or not all(isinstance(f, str) for f in fields):
+            problems.append(f"rule #{i} is malformed (needs string fields {', '.join(RULE_KEYS)})")
+        else:
+            rules.append(Rule(*fields))
     if problems:
         raise AgentError(problems)
     return make_transducer(data["states"], data["alphabet"], rules, initial=data["initial"],
                            final=data["final"], blank=data["blank"], name=data.get("name", "agent"))
+
+
+def _type_problems(data: dict) -> list[str]:
+    """Names must be strings and name lists lists of strings, before anything looks inside them."""
+    problems = [f"{key!r} must be a string" for key in ("blank", "initial", "final")
+                if not isinstance(data[key], str)]
+    for key in ("states", "alphabet"):
+        if not isinstance(data[key], list) or not all(isinstance(n, str) for n in data[key]):
+            problems.append(f"{key!r} must be a list of strings")
+    if not isinstance(data["rules"], list):
+        problems.append("'rules' must be a list")
+    return problems
 
 
 def save_transducer(agent: Transducer, path: str | Path) -> None:
@@ -210,6 +225,7 @@ def to_dot(agent: Transducer) -> str:
     lines = [f"digraph {json.dumps(agent.name)} {{", "  rankdir=LR;",
              f"  {json.dumps(agent.final)} [shape=doublecircle];",
              f"  __start [shape=point]; __start -> {json.dumps(agent.initial)};"]
+    lines += [f"  {json.dumps(q)};" for q in agent.states if q != agent.final]  # rule-less ones too
     for (q, p), labels in edges.items():
         lines.append(f"  {json.dumps(q)} -> {json.dumps(p)} [label={json.dumps(chr(10).join(labels))}];")
     return "\n".join(lines + ["}"]) + "\n"

@@ -43,9 +43,23 @@ def build_multiplier_agent(base: int) -> Transducer:
     states = ["read_b", "down", "fill0", "back_left", *adder_states(base),
               "skip_blank", "right", "up", *shift_states, "halt"]
     rules = adder_rules(digits, BLANK, done=("right", "R"), absorbed=("skip_blank", "U"))
-    rules += _round_rules(digits)
+    dead = _unreachable(base)
+    rules = [r for r in rules if (r.state, r.read) not in dead] + _round_rules(digits)
     return make_transducer(states, alphabet, rules, initial="read_b", final="halt", blank=BLANK,
                            name=f"mult{base}")
+
+
+def _unreachable(base: int) -> set[tuple[str, str]]:
+    """Adder rules no input can reach here; dropped so that every rule appears in some PTO.
+
+    The accumulator already has a digit under every column of a except the units column, where
+    the carry in is 0, so sum{base} never reads a blank. In base 2 a is added at most once per
+    round, so no carry ever steps onto a blank accumulator cell: next1 never reads a blank either.
+    """
+    dead = {(f"sum{base}", BLANK)}
+    if base == 2:
+        dead.add(("next1", BLANK))
+    return dead
 
 
 def _round_rules(digits: tuple[str, ...]) -> list[Rule]:
