@@ -72,57 +72,58 @@ def run_table(agent: Transducer, layout: Layout, max_steps: int, *, record: bool
 
 
 @numba.njit(cache=True, nogil=True)
-def _argmax_matvec(W, x, h, nz, n):
-    """argmax over rows of W[x] @ h in float32, first maximum on ties.
+def _matvec_t(Wt, x, h, out):
+    """out = W[x] @ h from the transposed weights Wt[x] = W[x].T, in float32.
 
-    Only the n columns listed in `nz` (where h is non-zero) are summed: the others add exact zeros,
-    so the result is the same and a compiled (one-hot) model runs d times faster.
+    Each out[i] is summed over j = 0..d-1 in order, exactly as a row-by-row dot product, but the
+    loop over i is innermost and contiguous so it vectorises without reordering any sum. Columns
+    where h[j] == 0 add exact zeros and are skipped, which makes compiled (one-hot) models fast.
     """
-    best, best_i = np.float32(0.0), 0
-    for i in range(W.shape[1]):
-        acc = np.float32(0.0)
-        for jj in range(n):
-            j = nz[jj]
-            acc += W[x, i, j] * h[j]
-        if i == 0 or acc > best:
-            best, best_i = acc, i
-    return best_i
+    out[:] = 0
+    for j in range(h.shape[0]):
+        hj = h[j]
+        if hj != 0:
+            for i in range(out.shape[0]):
+                out[i] += Wt[x, j, i] * hj
 
 
 @numba.njit(cache=True, nogil=True)
-def _run_dfst(A, B, C, cells, r, c, h, steps_done, max_steps, rescale, out, nz):
+def _argmax(v, lo, hi):
+    """Index (from lo) of the first maximum of v[lo:hi] (the documented tie rule)."""
+    best = lo
+    for i in range(lo + 1, hi):
+        if v[i] > v[best]:
+            best = i
+    return best - lo
+
+
+@numba.njit(cache=True, nogil=True)
+def _run_dfst(Wt, cells, r, c, h, steps_done, max_steps, rescale, out):
     """Advance a DFST closed-loop until it halts or `max_steps` in total; `h` is updated in place.
 
-    h_{t+1} = A[x] h_t in float32 with a float32 accumulator, symbols and moves by argmax.
-    Returns (code, steps, r, c); code -1 means "still running" after this chunk.
+    One fused product per step: out = [A[x]; B[x]; C[x]] @ h_t gives h_{t+1}, the symbol scores and
+    the move scores (float32); symbol and move are argmaxes. Returns (code, steps, r, c); code -1
+    means "still running" after this chunk.
     """
     rows, cols = cells.shape
     d = h.shape[0]
+    k = Wt.shape[0]
     for t in range(steps_done, max_steps):
-        n = 0
-        for j in range(d):
-            if h[j] != 0:
-                nz[n] = j
-                n += 1
         x = cells[r, c]
-        w = _argmax_matvec(B, x, h, nz, n)
-        m = _argmax_matvec(C, x, h, nz, n)
-        cells[r, c] = w
+        _matvec_t(Wt, x, h, out)
+        m = _argmax(out, d + k, d + k + 5)
+        cells[r, c] = _argmax(out, d, d + k)
         if m == _STOP:
             return HALTED, t + 1, r, c
         scale = np.float32(0.0)
         for i in range(d):
-            acc = np.float32(0.0)
-            for jj in range(n):
-                acc += A[x, i, nz[jj]] * h[nz[jj]]
-            if not np.isfinite(acc):
+            v = out[i]
+            if not np.isfinite(v):
                 return NON_FINITE, t + 1, r, c
-            out[i] = acc
-            scale = max(scale, abs(acc))
+            h[i] = v
+            scale = max(scale, abs(v))
         if rescale and scale > 0:  # argmax readouts are invariant to a positive scale
-            for i in range(d):
-                out[i] /= scale
-        h[:] = out
+            h /= scale
         r += _DR[m]
         c += _DC[m]
         if r < 0 or r >= rows or c < 0 or c >= cols:
@@ -131,6 +132,7 @@ def _run_dfst(A, B, C, cells, r, c, h, steps_done, max_steps, rescale, out, nz):
 
 
 CHUNK_STEPS = 1 << 22  # steps per kernel call between progress updates
+SIMD_FLOATS = 16  # the fused weight rows are padded to a multiple of this (AVX-512 width)
 
 
 @dataclass
@@ -148,28 +150,33 @@ class InstanceResult:
 
 @dataclass(frozen=True)
 class DfstWeights:
-    """Float32 arrays of a DFST as the engine uses them: A (k,d,d), B (k,k,d), C (k,5,d), h0 (d)."""
+    """Float32 arrays of a DFST: A (k,d,d), B (k,k,d), C (k,5,d), h0 (d), and the fused transposed
+    copy Wt (k, d, d+k+5), Wt[x] = [A[x]; B[x]; C[x]].T, that the engine reads contiguously."""
 
     A: np.ndarray
     B: np.ndarray
     C: np.ndarray
     h0: np.ndarray
+    Wt: np.ndarray
 
     @classmethod
     def of(cls, A, B, C, h0) -> DfstWeights:
-        return cls(*(np.ascontiguousarray(w, dtype=np.float32) for w in (A, B, C, h0)))
+        A, B, C, h0 = (np.ascontiguousarray(w, dtype=np.float32) for w in (A, B, C, h0))
+        fused = np.concatenate([A, B, C], axis=1).transpose(0, 2, 1)  # (k, d, d+k+5)
+        pad = -fused.shape[2] % SIMD_FLOATS  # zero columns: whole vectors, no remainder loop
+        Wt = np.ascontiguousarray(np.pad(fused, ((0, 0), (0, 0), (0, pad))))
+        return cls(A, B, C, h0, Wt)
 
 
 def run_dfst(weights: DfstWeights, layout: Layout, max_steps: int, *, rescale: bool = False,
              on_steps=None) -> TableRun:
     """Run a DFST closed-loop on a copy of the layout; `on_steps(n)` is told of progress."""
     cells, h = layout.cells.copy(), weights.h0.copy()
-    out, nz = np.empty_like(h), np.empty(h.shape[0], dtype=np.int64)
+    out = np.empty(weights.Wt.shape[2], dtype=np.float32)
     (r, c), steps, code = layout.head, 0, -1
     while code < 0:
         limit = min(steps + CHUNK_STEPS, max_steps)
-        code, new_steps, r, c = _run_dfst(weights.A, weights.B, weights.C, cells, r, c, h, steps,
-                                          limit, rescale, out, nz)
+        code, new_steps, r, c = _run_dfst(weights.Wt, cells, r, c, h, steps, limit, rescale, out)
         if on_steps is not None:
             on_steps(new_steps - steps)
         steps = new_steps

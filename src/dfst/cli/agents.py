@@ -48,7 +48,7 @@ def solve_command(
     """Run the expert agent (or --agent FILE) on A and B and check the answer against Python."""
     task = get_task(task_name)
     instance = _instance(task, a, b, random_digits, seed)
-    agent = _agent_for(task, agent_file)
+    agent = agent_for(task, agent_file)
     layout = task.layout(instance)
     if animate:
         from dfst.cli.animate import animate_run
@@ -85,7 +85,7 @@ def _instance(task: Task, a: str | None, b: str | None, random_digits: int | Non
     return task.check(read_operand(a), read_operand(b))
 
 
-def _agent_for(task: Task, agent_file: Path | None) -> Transducer:
+def agent_for(task: Task, agent_file: Path | None) -> Transducer:
     if agent_file is None:
         return task.agent
     agent = load_transducer(agent_file)

@@ -1,0 +1,153 @@
+"""DFST checkpoints: a directory with the weights (safetensors) and the model config (JSON).
+
+    run/model/
+      model.safetensors   tensors A (k,d,d), B (k,k,d), C (k,5,d), h0 (d,), float32, nothing else
+      config.json         {"format": "dfst-checkpoint", "version": 1, "task": "add2", "k": 4, "d": 12,
+                           "params": 1020, "provenance": {...}, "dfst_version": "0.1.0"}
+
+Loading never executes code: only `safetensors` and `json` parse the files, never pickle. Every
+damage (missing or truncated file, bad JSON, wrong format, missing or extra tensor, wrong dtype or
+shape, NaN or inf) is a one-line DfstError naming the file. `provenance` is free-form JSON that says
+where the weights came from, e.g. {"source": "compile", "agent": "add2"} or the training run.
+Files are written atomically; config.json is written last, so a directory with a config has weights.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load as load_safetensors
+from safetensors.torch import save as save_safetensors
+
+from dfst import __version__
+from dfst.errors import DfstError
+from dfst.io import write_atomic
+from dfst.model import DFST, DFSTConfig, weight_shapes
+
+FORMAT = "dfst-checkpoint"
+VERSION = 1
+WEIGHTS_FILE = "model.safetensors"
+CONFIG_FILE = "config.json"
+TENSORS = tuple(weight_shapes(1, 1))  # A, B, C, h0
+# What a damaged safetensors file can raise inside the library (its parser, then torch.frombuffer).
+_SAFETENSORS_ERRORS = (SafetensorError, AssertionError, AttributeError, KeyError, RuntimeError,
+                       TypeError, ValueError)
+
+
+def save_checkpoint(model: DFST, directory: str | Path, provenance: dict, *,
+                    overwrite: bool = False) -> Path:
+    """Write `model` to `directory` (created if missing); refuse a non-empty one unless `overwrite`."""
+    config = _config_dict(model.config, provenance)
+    directory = _prepare_directory(Path(directory), overwrite)
+    tensors = {name: getattr(model, name).detach().cpu().contiguous() for name in TENSORS}
+    write_atomic(directory / WEIGHTS_FILE, save_safetensors(tensors))
+    write_atomic(directory / CONFIG_FILE, (json.dumps(config, indent=1) + "\n").encode())
+    return directory
+
+
+def load_checkpoint(directory: str | Path, *, expect_task: str | None = None) -> tuple[DFST, dict]:
+    """The model saved in `directory` and its config.json (with `provenance`), fully validated."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        what = "is not a directory" if directory.exists() else "does not exist"
+        raise DfstError(f"checkpoint {directory} {what}")
+    config = _read_config(directory / CONFIG_FILE)
+    if expect_task is not None and config["task"] != expect_task:
+        raise DfstError(f"checkpoint {directory} is for task {config['task']}, not {expect_task}")
+    tensors = _read_tensors(directory / WEIGHTS_FILE)
+    _check_tensors(tensors, DFSTConfig(config["k"], config["d"]), directory / WEIGHTS_FILE)
+    model = DFST.from_weights(*(tensors[name] for name in TENSORS), task=config["task"])
+    return model, config
+
+
+def _prepare_directory(directory: Path, overwrite: bool) -> Path:
+    if directory.exists() and not directory.is_dir():
+        raise DfstError(f"checkpoint path {directory} exists and is not a directory")
+    if directory.is_dir() and any(directory.iterdir()) and not overwrite:
+        raise DfstError(f"checkpoint directory {directory} is not empty (pass --force to replace it)")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / CONFIG_FILE).unlink(missing_ok=True)  # no valid checkpoint until the new config lands
+    except OSError as exc:
+        raise DfstError(f"cannot prepare checkpoint directory {directory}: {exc.strerror}") from None
+    return directory
+
+
+def _config_dict(config: DFSTConfig, provenance: dict) -> dict:
+    if not isinstance(provenance, dict):
+        raise DfstError(f"checkpoint provenance must be a dict, got {type(provenance).__name__}")
+    try:
+        json.dumps(provenance, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise DfstError(f"checkpoint provenance is not plain JSON: {exc}") from None
+    return {"format": FORMAT, "version": VERSION, "task": config.task, "k": config.k, "d": config.d,
+            "params": config.params, "provenance": provenance, "dfst_version": __version__}
+
+
+def _read_config(path: Path) -> dict:
+    """config.json, checked: format and version, positive sizes, a consistent parameter count."""
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise DfstError(f"checkpoint file {path} is missing") from None
+    except OSError as exc:
+        raise DfstError(f"cannot read checkpoint file {path}: {exc.strerror}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DfstError(f"checkpoint file {path} is not valid JSON: {_one_line(exc)}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != VERSION:
+        raise DfstError(f"checkpoint file {path} is not a {FORMAT} version {VERSION} config")
+    missing = [key for key in ("task", "k", "d", "provenance") if key not in data]
+    if missing:
+        raise DfstError(f"checkpoint file {path} lacks {', '.join(missing)}")
+    if data["task"] is not None and not isinstance(data["task"], str):
+        raise DfstError(f"checkpoint file {path}: task must be a string, got {data['task']!r}")
+    if not isinstance(data["provenance"], dict):
+        raise DfstError(f"checkpoint file {path}: provenance must be a JSON object")
+    try:
+        sizes = DFSTConfig(data["k"], data["d"], data["task"])
+    except DfstError as exc:
+        raise DfstError(f"checkpoint file {path}: {exc}") from None
+    if data.get("params", sizes.params) != sizes.params:
+        raise DfstError(f"checkpoint file {path}: params {data['params']!r} does not match "
+                        f"k={sizes.k}, d={sizes.d} ({sizes.params})")
+    return data
+
+
+def _read_tensors(path: Path) -> dict[str, torch.Tensor]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise DfstError(f"checkpoint file {path} is missing") from None
+    except OSError as exc:
+        raise DfstError(f"cannot read checkpoint file {path}: {exc.strerror}") from None
+    try:
+        return load_safetensors(raw)
+    except _SAFETENSORS_ERRORS as exc:
+        raise DfstError(f"checkpoint file {path} is damaged or not safetensors: {_one_line(exc)}") from None
+
+
+def _check_tensors(tensors: dict[str, torch.Tensor], config: DFSTConfig, path: Path) -> None:
+    """Exactly A, B, C, h0; float32; the shapes that k and d in config.json imply; all finite."""
+    missing = [name for name in TENSORS if name not in tensors]
+    extra = sorted(set(tensors) - set(TENSORS))
+    if missing or extra:
+        found = ", ".join(sorted(tensors)) or "none"
+        raise DfstError(f"checkpoint file {path} must hold exactly tensors {', '.join(TENSORS)} "
+                        f"(found: {found})")
+    expected = weight_shapes(config.k, config.d)
+    for name in TENSORS:
+        tensor = tensors[name]
+        if tensor.dtype != torch.float32:
+            raise DfstError(f"checkpoint file {path}: tensor {name} is {tensor.dtype}, not torch.float32")
+        if tuple(tensor.shape) != expected[name]:
+            raise DfstError(f"checkpoint file {path}: tensor {name} has shape {tuple(tensor.shape)}, "
+                            f"expected {expected[name]} for k={config.k}, d={config.d}")
+        if not bool(torch.isfinite(tensor).all()):
+            raise DfstError(f"checkpoint file {path}: tensor {name} has NaN or infinite values")
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())

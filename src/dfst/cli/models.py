@@ -1,0 +1,188 @@
+"""Commands about DFST models: `compile`, `eval`, `replay`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+
+from dfst.cli.agents import agent_for
+from dfst.cli.app import JsonOption, app, console, print_json
+from dfst.errors import DfstError
+from dfst.evaluate import EvalConfig, run_protocol
+from dfst.io import write_atomic
+from dfst.rollout import DfstWeights, InstanceResult, judge, run_dfst
+from dfst.tasks import Instance, Task, get_task
+
+REPORT_FILE, PLOT_FILE, FAILURE_FILE = "eval.json", "eval.png", "first_failure.json"
+
+
+@app.command("compile")
+def compile_command(
+    task_name: str = typer.Argument(..., metavar="TASK"),
+    out: Path = typer.Option(..., "--out", help="Checkpoint directory to create."),
+    agent_file: Path = typer.Option(None, "--agent", help="Compile this agent JSON instead of the expert."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing checkpoint."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Compile an agent into exact DFST weights (one-hot construction) and save a checkpoint."""
+    from dfst.checkpoint import save_checkpoint
+    from dfst.compile import compile_agent
+
+    task = get_task(task_name)
+    agent = agent_for(task, agent_file)
+    model = compile_agent(agent)
+    model.config = dataclasses.replace(model.config, task=task.name)  # a custom agent's name may differ
+    provenance = {"source": "compile", "agent": agent.name, "rules": len(agent.rules),
+                  "agent_file": str(agent_file) if agent_file else None}
+    save_checkpoint(model, out, provenance, overwrite=force)
+    info = {"checkpoint": str(out), "task": task.name, "k": agent.k, "d": agent.d,
+            "params": model.config.params}
+    if as_json:
+        return print_json(info)
+    console.print(f"compiled {agent.name} -> {out}  (k={agent.k}, d={agent.d}, "
+                  f"{model.config.params:,} parameters)")
+
+
+def load_for_eval(checkpoint: Path) -> tuple[Task, DfstWeights, dict]:
+    from dfst.checkpoint import load_checkpoint
+
+    model, config = load_checkpoint(checkpoint)
+    task = get_task(config["task"])
+    if model.config.k != len(task.alphabet):
+        raise DfstError(f"checkpoint {checkpoint} has k={model.config.k} symbols; task {task.name} "
+                        f"has {len(task.alphabet)}")
+    return task, DfstWeights.of(*model.numpy_weights()), config
+
+
+def parse_digits(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v.replace("_", "")) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise DfstError(f"--digits {text!r} is not a comma-separated list of integers") from None
+    if not values or min(values) < 1:
+        raise DfstError(f"--digits {text!r} needs one or more lengths >= 1")
+    return values
+
+
+@app.command("eval")
+def eval_command(
+    checkpoint: Path = typer.Argument(..., help="Checkpoint directory (written by compile or train)."),
+    digits: str = typer.Option("10,100,1000", "--digits", help="Comma-separated operand lengths N."),
+    until_fail: bool = typer.Option(False, "--until-fail", help="Climb ×2 until a failure or the budget."),
+    random: int = typer.Option(10, "--random", help="Random pairs per length."),
+    hard: bool = typer.Option(True, "--hard/--no-hard", help="Include the hard structured instances."),
+    seed: int = typer.Option(0, "--seed"),
+    rescale: bool = typer.Option(False, "--rescale", help="Rescale h by max|h| every step."),
+    time_budget: float = typer.Option(600.0, "--time-budget", help="Seconds, for --until-fail."),
+    max_digits: int = typer.Option(10**7, "--max-digits", help="Upper end of the --until-fail ladder."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Length generalisation: robust (hard + random) and probabilistic (random) exactness per N."""
+    if random < 0:
+        raise DfstError(f"--random must be >= 0, got {random}")
+    task, weights, _ = load_for_eval(checkpoint)
+    cfg = EvalConfig(parse_digits(digits), random, hard, seed, rescale, until_fail,
+                     max_digits=max_digits, time_budget=time_budget)
+    with _eval_progress(as_json) as progress:
+        bar = progress.add_task("", total=None, n=0, instances=0)
+        report, failure = run_protocol(
+            task, weights, cfg,
+            on_level=lambda n, count: progress.update(bar, n=n, instances=count, completed=0),
+            on_steps=lambda steps: progress.advance(bar, steps))
+    report["checkpoint"] = str(checkpoint)
+    _save_outputs(Path(checkpoint), task, report, failure)
+    if as_json:
+        return print_json(report)
+    _print_report(report)
+
+
+class StepsPerSecond(ProgressColumn):
+    def render(self, task) -> Text:
+        return Text(f"{task.speed:,.0f} steps/s" if task.speed else "… steps/s")
+
+
+def _eval_progress(quiet: bool) -> Progress:
+    return Progress(TextColumn("N={task.fields[n]:,}  {task.fields[instances]} instances"),
+                    BarColumn(), TextColumn("{task.completed:,.0f} steps"), StepsPerSecond(),
+                    TimeElapsedColumn(), console=console, transient=True, disable=quiet)
+
+
+def _save_outputs(directory: Path, task: Task, report: dict, failure: InstanceResult | None) -> None:
+    from dfst.plots import plot_length_generalisation
+
+    report["first_failure"] = None
+    if failure is not None:
+        saved = {"task": task.name, "name": failure.name, "a": failure.a, "b": failure.b,
+                 "outcome": str(failure.outcome), "steps": failure.steps,
+                 "rescale": report["mode"] == "rescaled"}
+        write_atomic(directory / FAILURE_FILE, json.dumps(saved).encode())
+        report["first_failure"] = {k: v for k, v in saved.items() if k not in ("a", "b")} | {
+            "digits": max(len(failure.a), len(failure.b)), "file": str(directory / FAILURE_FILE)}
+    else:
+        (directory / FAILURE_FILE).unlink(missing_ok=True)  # it belonged to an earlier evaluation
+    report["plot"] = str(plot_length_generalisation(report, directory / PLOT_FILE))
+    write_atomic(directory / REPORT_FILE, (json.dumps(report, indent=1) + "\n").encode())
+
+
+def _print_report(report: dict) -> None:
+    table = Table("N", "instances", "exact", "random exact", "95% Wilson", "steps", "seconds",
+                  title=f"{report['task']} length generalisation ({report['mode']} h)")
+    for lv in report["levels"]:
+        style = "green" if lv["robust"] else "red"
+        table.add_row(f"{lv['digits']:,}", str(lv["instances"]), f"[{style}]{lv['exact']}[/]",
+                      f"{lv['random_exact']}/{lv['random']}",
+                      f"[{lv['wilson_low']:.2f}, {lv['wilson_high']:.2f}]", f"{lv['steps']:,}",
+                      f"{lv['seconds']:.2f}")
+    console.print(table)
+    console.print(f"robust to {report['robust_max_digits']:,} digits, probabilistic to "
+                  f"{report['probabilistic_max_digits']:,}; stopped by: {report['stopped_by']}")
+    if report["first_failure"]:
+        f = report["first_failure"]
+        console.print(f"[red]first failure[/]: {f['name']} at {f['digits']:,} digits ({f['outcome']}); "
+                      f"replay with: dfst replay {report['checkpoint']}")
+    console.print(f"report: {Path(report['checkpoint']) / REPORT_FILE}   plot: {report['plot']}")
+
+
+@app.command("replay")
+def replay_command(
+    checkpoint: Path = typer.Argument(..., help="Checkpoint directory."),
+    failure_file: Path = typer.Option(None, "--failure", help="Saved instance file."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Re-run the model on a saved failing instance and render the grid where it stopped."""
+    from dfst.grid.render import render_cells
+
+    task, weights, _ = load_for_eval(checkpoint)
+    saved = _read_failure(failure_file or Path(checkpoint) / FAILURE_FILE)
+    instance = task.check(saved["a"], saved["b"])
+    layout = task.layout(instance)
+    run = run_dfst(weights, layout, task.max_steps(instance), rescale=bool(saved.get("rescale")))
+    result = judge(task, Instance(instance.a, instance.b, saved.get("name", "saved")), run, layout.answer)
+    verdict = {"task": task.name, "name": result.name, "exact": result.exact,
+               "outcome": str(result.outcome), "steps": result.steps, "answer_digits": result.answer_digits,
+               "expected_digits": len(task.expected(instance))}
+    if as_json:
+        return print_json(verdict)
+    console.print(render_cells(run.cells, task.alphabet, task.blank, head=run.head,
+                               answer_row=layout.answer[0], color=console.is_terminal),
+                  highlight=False, markup=False)
+    word = "[green]exact[/]" if result.exact else "[red]fails again[/]"
+    console.print(f"{task.name} {result.name}: {word} ({result.outcome}, {result.steps:,} steps)")
+
+
+def _read_failure(path: Path) -> dict:
+    try:
+        saved = json.loads(path.read_text())
+    except OSError:
+        raise DfstError(f"no saved instance at {path} (run dfst eval first, or pass --failure)") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise DfstError(f"{path} is not a saved instance (bad JSON)") from None
+    if not isinstance(saved, dict) or not {"a", "b"} <= set(saved):
+        raise DfstError(f"{path} is not a saved instance (needs keys a and b)")
+    return saved

@@ -1,0 +1,161 @@
+"""The length-generalisation protocol.
+
+At each length N: the task's hard structured instances with N digits plus R random pairs of N-digit
+operands (default R = 10, seeded). Robust at N: every instance exact. Probabilistic at N: the random
+pairs only, reported with a 95% Wilson interval. `robust_max_digits` and `probabilistic_max_digits`
+are the largest tested N such that every tested length up to N passed.
+
+`--until-fail` climbs a geometric ladder of N until the first failure or a time budget and says
+which of the two stopped it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+
+from dfst.rollout import DfstWeights, InstanceResult, rollout
+from dfst.tasks.base import Task
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    digits: tuple[int, ...] = (10, 100, 1000)
+    random: int = 10
+    hard: bool = True
+    seed: int = 0
+    rescale: bool = False
+    until_fail: bool = False
+    ladder_factor: float = 2.0
+    max_digits: int = 10**7           # the ladder never goes beyond this
+    time_budget: float = 600.0        # seconds, for --until-fail
+
+
+@dataclass
+class LevelReport:
+    digits: int
+    instances: int
+    exact: int
+    random: int
+    random_exact: int
+    wilson_low: float
+    wilson_high: float
+    steps: int
+    seconds: float
+    failures: list[dict] = field(default_factory=list)  # every failing instance, without operands
+
+    @property
+    def robust(self) -> bool:
+        return self.exact == self.instances
+
+    @property
+    def probabilistic(self) -> bool:
+        return self.random_exact == self.random
+
+
+def wilson_interval(successes: int, trials: int, z: float = 1.959964) -> tuple[float, float]:
+    """95% Wilson score interval for a binomial proportion."""
+    if trials == 0:
+        return 0.0, 1.0
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def level_instances(task: Task, n: int, cfg: EvalConfig) -> list:
+    hard = task.hard_instances(n) if cfg.hard else []
+    return hard + task.random_instances(n, cfg.random, seed=cfg.seed + n)
+
+
+def evaluate_level(
+    task: Task, weights: DfstWeights | None, n: int, cfg: EvalConfig,
+    on_steps: Callable[[int], None] | None = None,
+) -> tuple[LevelReport, InstanceResult | None]:
+    """Run one length; returns the report and the first failing instance (or None)."""
+    instances = level_instances(task, n, cfg)
+    start = time.perf_counter()
+    results = rollout(task, instances, weights=weights, rescale=cfg.rescale, on_steps=on_steps)
+    seconds = time.perf_counter() - start
+    rand = [r for r in results if r.name == "random"]
+    low, high = wilson_interval(sum(r.exact for r in rand), len(rand))
+    failed = [r for r in results if not r.exact]
+    report = LevelReport(n, len(results), sum(r.exact for r in results), len(rand),
+                         sum(r.exact for r in rand), low, high, sum(r.steps for r in results), seconds,
+                         [_failure_summary(r) for r in failed])
+    return report, (failed[0] if failed else None)
+
+
+def _failure_summary(r: InstanceResult) -> dict:
+    return {"name": r.name, "digits_a": len(r.a), "digits_b": len(r.b), "outcome": str(r.outcome),
+            "steps": r.steps, "answer_digits": r.answer_digits}
+
+
+def ladder(cfg: EvalConfig) -> list[int]:
+    """The lengths to test: the given ones, then (with until_fail) a geometric climb."""
+    levels = sorted(set(cfg.digits))
+    if cfg.until_fail:
+        n = levels[-1]
+        while n < cfg.max_digits:
+            n = min(cfg.max_digits, max(n + 1, round(n * cfg.ladder_factor)))
+            levels.append(n)
+    return levels
+
+
+def summarize(task: Task, levels: list[LevelReport], stopped_by: str, cfg: EvalConfig) -> dict:
+    """The JSON report: keys task, robust_max_digits, probabilistic_max_digits, levels, ..."""
+    return {
+        "task": task.name,
+        "robust_max_digits": _max_passing(levels, "robust"),
+        "probabilistic_max_digits": _max_passing(levels, "probabilistic"),
+        "stopped_by": stopped_by,
+        "mode": "rescaled" if cfg.rescale else "plain",
+        "config": asdict(cfg),
+        "levels": [asdict(lv) | {"robust": lv.robust, "probabilistic": lv.probabilistic}
+                   for lv in levels],
+    }
+
+
+def _max_passing(levels: list[LevelReport], attr: str) -> int:
+    best = 0
+    for lv in sorted(levels, key=lambda lv: lv.digits):
+        if not getattr(lv, attr):
+            break
+        best = lv.digits
+    return best
+
+
+def run_protocol(task: Task, weights: DfstWeights | None, cfg: EvalConfig, *,
+                 on_level: Callable[[int, int], None] | None = None,
+                 on_steps: Callable[[int], None] | None = None) -> tuple[dict, InstanceResult | None]:
+    """Evaluate every length of the ladder; returns the JSON report and the first failing instance.
+
+    `weights=None` evaluates the task's expert automaton through the same engine (a sanity check).
+    With until_fail, stops at the first length that is not robust, or before a length whose
+    predicted time (from the last one, linear in N for addition, quadratic for multiplication)
+    would exceed the time budget.
+    """
+    reports, first_failure, stopped_by = [], None, "completed"
+    start, power = time.perf_counter(), 1 if task.operation == "add" else 2
+    for n in ladder(cfg):
+        if cfg.until_fail and reports:
+            last = reports[-1]
+            predicted = last.seconds * (n / last.digits) ** power
+            if time.perf_counter() - start + predicted > cfg.time_budget:
+                stopped_by = "time_budget"
+                break
+        if on_level is not None:
+            on_level(n, len(level_instances(task, n, cfg)))
+        report, failure = evaluate_level(task, weights, n, cfg, on_steps)
+        reports.append(report)
+        first_failure = first_failure or failure
+        if cfg.until_fail and not report.robust:
+            stopped_by = "failure"
+            break
+    else:
+        stopped_by = "max_digits" if cfg.until_fail else "completed"
+    summary = summarize(task, reports, stopped_by, cfg)
+    summary["seconds"] = round(time.perf_counter() - start, 3)
+    return summary, first_failure

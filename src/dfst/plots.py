@@ -1,0 +1,36 @@
+"""Figures from reports; every figure comes from a command (`dfst eval` writes eval.png)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def plot_length_generalisation(report: dict, path: str | Path) -> Path:
+    """Exact-match accuracy against N (log axis): all instances, and random pairs with 95% Wilson bars."""
+    levels = report["levels"]
+    n = [lv["digits"] for lv in levels]
+    overall = [lv["exact"] / lv["instances"] for lv in levels]
+    rand = [lv["random_exact"] / max(lv["random"], 1) for lv in levels]
+    err = [[max(0.0, r - lv["wilson_low"]) for r, lv in zip(rand, levels)],  # clip float rounding
+           [max(0.0, lv["wilson_high"] - r) for r, lv in zip(rand, levels)]]
+    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=120)
+    ax.plot(n, overall, "o-", label="hard + random (robust)", color="tab:blue")
+    ax.errorbar(n, rand, yerr=err, fmt="s--", capsize=3, label="random pairs, 95% Wilson", color="tab:orange")
+    ax.set_xscale("log")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlabel("operand digits N")
+    ax.set_ylabel("exact-match accuracy")
+    ax.set_title(f"{report['task']}: robust to {report['robust_max_digits']:,} digits "
+                 f"({report['mode']}, stopped: {report['stopped_by']})", fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
