@@ -2,6 +2,7 @@
 # The dfst tour run by `make demo`: experts, a rendered grid, a PTO dataset.
 # Everything it writes goes to demo_out/ (git-ignored); re-running replaces it.
 set -euo pipefail
+export COLUMNS="${COLUMNS:-120}"  # rich tables at full width when piped
 OUT=demo_out
 mkdir -p "$OUT"
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -25,3 +26,9 @@ dfst solve add2 --random 1000000 --seed 3
 say "Record a PTO dataset of 20 add2 runs (operands of 1-3 bits) and inspect it"
 dfst data add2 --samples 20 --max-digits 3 --seed 0 --out "$OUT/add2.pto.zip" --force
 dfst data --inspect "$OUT/add2.pto.zip"
+
+say "Compile the add2 expert into exact DFST weights and evaluate it up to 10^6 digits"
+dfst compile add2 --out "$OUT/add2" --force
+dfst eval "$OUT/add2" --digits 10,1000,100000,1000000
+echo "plot: $OUT/add2/eval.png"
+dfst report "$OUT/add2"

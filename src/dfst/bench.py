@@ -23,6 +23,11 @@ _STOP = MOVE_INDEX["S"]
 _DELTA = ((-1, 0), (1, 0), (0, -1), (0, 1), (0, 0))
 
 
+def smallest_dim() -> int:
+    """The bench embeds the add2 expert, so d must be at least its number of states."""
+    return TASKS["add2"].agent.d
+
+
 def dense_expert(d: int, seed: int = 0) -> DfstWeights:
     """The add2 expert compiled, padded to d dimensions and rotated by a random orthogonal Q."""
     from dfst.compile import compile_agent

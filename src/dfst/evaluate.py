@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
+from dfst.errors import DfstError
 from dfst.rollout import DfstWeights, InstanceResult, rollout
 from dfst.tasks.base import Task
 
@@ -31,6 +32,14 @@ class EvalConfig:
     ladder_factor: float = 2.0
     max_digits: int = 10**7           # the ladder never goes beyond this
     time_budget: float = 600.0        # seconds, for --until-fail
+
+    def __post_init__(self) -> None:
+        if self.random < 0:
+            raise DfstError(f"random pairs must be >= 0, got {self.random}")
+        if self.random == 0 and not self.hard:
+            raise DfstError("nothing to evaluate: no random pairs and no hard instances")
+        if not self.digits or min(self.digits) < 1:
+            raise DfstError(f"lengths must be >= 1, got {list(self.digits)}")
 
 
 @dataclass
@@ -52,17 +61,23 @@ class LevelReport:
 
     @property
     def probabilistic(self) -> bool:
-        return self.random_exact == self.random
+        """All random pairs exact; with no random pairs there is nothing to claim."""
+        return self.random > 0 and self.random_exact == self.random
 
 
 def wilson_interval(successes: int, trials: int, z: float = 1.959964) -> tuple[float, float]:
     """95% Wilson score interval for a binomial proportion."""
     if trials == 0:
         return 0.0, 1.0
+    if not 0 <= successes <= trials:
+        raise ValueError(f"{successes} successes out of {trials} trials")
     p = successes / trials
     centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # The bounds are exact at the edges; rounding must not leave the observed rate outside.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == trials else min(1.0, centre + half)
+    return low, high
 
 
 def level_instances(task: Task, n: int, cfg: EvalConfig) -> list:
@@ -90,7 +105,7 @@ def evaluate_level(
 
 def _failure_summary(r: InstanceResult) -> dict:
     return {"name": r.name, "digits_a": len(r.a), "digits_b": len(r.b), "outcome": str(r.outcome),
-            "steps": r.steps, "answer_digits": r.answer_digits}
+            "verdict": r.verdict, "steps": r.steps, "answer_digits": r.answer_digits}
 
 
 def ladder(cfg: EvalConfig) -> list[int]:

@@ -14,8 +14,8 @@ def plot_length_generalisation(report: dict, path: str | Path) -> Path:
     """Exact-match accuracy against N (log axis): all instances, and random pairs with 95% Wilson bars."""
     levels = report["levels"]
     n = [lv["digits"] for lv in levels]
-    overall = [lv["exact"] / lv["instances"] for lv in levels]
-    rand = [lv["random_exact"] / max(lv["random"], 1) for lv in levels]
+    overall = [lv["exact"] / max(lv["instances"], 1) for lv in levels]
+    rand = [lv["random_exact"] / max(lv["random"], 1) for lv in levels]  # 0 pairs: plotted as 0
     err = [[max(0.0, r - lv["wilson_low"]) for r, lv in zip(rand, levels)],  # clip float rounding
            [max(0.0, lv["wilson_high"] - r) for r, lv in zip(rand, levels)]]
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=120)

@@ -137,7 +137,7 @@ SIMD_FLOATS = 16  # the fused weight rows are padded to a multiple of this (AVX-
 
 @dataclass
 class InstanceResult:
-    """The verdict on one instance; answers are not kept (they can have millions of digits)."""
+    """The verdict on one instance. Reports keep only `answer_digits`: answers can be huge."""
 
     name: str
     a: str
@@ -146,6 +146,14 @@ class InstanceResult:
     steps: int
     exact: bool
     answer_digits: int  # 0 when there is no answer
+    answer: str | None = None  # canonical digits read off the grid after halting
+
+    @property
+    def verdict(self) -> str:
+        """exact, wrong_answer, no_answer, or why the run did not halt (step_limit, off_layout, ...)."""
+        if self.outcome != Outcome.HALTED:
+            return str(self.outcome)
+        return "exact" if self.exact else ("wrong_answer" if self.answer else "no_answer")
 
 
 @dataclass(frozen=True)
@@ -190,7 +198,7 @@ def judge(task, instance, run: TableRun, answer_at: tuple[int, int]) -> Instance
     answer = task.read_answer(run.cells, answer_at) if run.outcome == Outcome.HALTED else None
     exact = answer is not None and answer == task.expected(instance)
     return InstanceResult(instance.name, instance.a, instance.b, run.outcome, run.steps, exact,
-                          len(answer) if answer else 0)
+                          len(answer) if answer else 0, answer)
 
 
 def rollout(task, instances, *, weights: DfstWeights | None = None, agent: Transducer | None = None,

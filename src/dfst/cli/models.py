@@ -86,9 +86,9 @@ def eval_command(
     """Length generalisation: robust (hard + random) and probabilistic (random) exactness per N."""
     if random < 0:
         raise DfstError(f"--random must be >= 0, got {random}")
-    task, weights, _ = load_for_eval(checkpoint)
     cfg = EvalConfig(parse_digits(digits), random, hard, seed, rescale, until_fail,
                      max_digits=max_digits, time_budget=time_budget)
+    task, weights, _ = load_for_eval(checkpoint)
     with _eval_progress(as_json) as progress:
         bar = progress.add_task("", total=None, n=0, instances=0)
         report, failure = run_protocol(
@@ -119,7 +119,7 @@ def _save_outputs(directory: Path, task: Task, report: dict, failure: InstanceRe
     report["first_failure"] = None
     if failure is not None:
         saved = {"task": task.name, "name": failure.name, "a": failure.a, "b": failure.b,
-                 "outcome": str(failure.outcome), "steps": failure.steps,
+                 "outcome": str(failure.outcome), "verdict": failure.verdict, "steps": failure.steps,
                  "rescale": report["mode"] == "rescaled"}
         write_atomic(directory / FAILURE_FILE, json.dumps(saved).encode())
         report["first_failure"] = {k: v for k, v in saved.items() if k not in ("a", "b")} | {
@@ -144,7 +144,7 @@ def _print_report(report: dict) -> None:
                   f"{report['probabilistic_max_digits']:,}; stopped by: {report['stopped_by']}")
     if report["first_failure"]:
         f = report["first_failure"]
-        console.print(f"[red]first failure[/]: {f['name']} at {f['digits']:,} digits ({f['outcome']}); "
+        console.print(f"[red]first failure[/]: {f['name']} at {f['digits']:,} digits ({f['verdict']}); "
                       f"replay with: dfst replay {report['checkpoint']}")
     console.print(f"report: {Path(report['checkpoint']) / REPORT_FILE}   plot: {report['plot']}")
 
@@ -160,12 +160,15 @@ def replay_command(
 
     task, weights, _ = load_for_eval(checkpoint)
     saved = _read_failure(failure_file or Path(checkpoint) / FAILURE_FILE)
+    if saved.get("task", task.name) != task.name:
+        raise DfstError(f"the saved instance is for task {saved['task']}, the checkpoint for {task.name}")
     instance = task.check(saved["a"], saved["b"])
     layout = task.layout(instance)
     run = run_dfst(weights, layout, task.max_steps(instance), rescale=bool(saved.get("rescale")))
     result = judge(task, Instance(instance.a, instance.b, saved.get("name", "saved")), run, layout.answer)
     verdict = {"task": task.name, "name": result.name, "exact": result.exact,
-               "outcome": str(result.outcome), "steps": result.steps, "answer_digits": result.answer_digits,
+               "outcome": str(result.outcome), "verdict": result.verdict, "steps": result.steps,
+               "answer_digits": result.answer_digits,
                "expected_digits": len(task.expected(instance))}
     if as_json:
         return print_json(verdict)
@@ -173,7 +176,7 @@ def replay_command(
                                answer_row=layout.answer[0], color=console.is_terminal),
                   highlight=False, markup=False)
     word = "[green]exact[/]" if result.exact else "[red]fails again[/]"
-    console.print(f"{task.name} {result.name}: {word} ({result.outcome}, {result.steps:,} steps)")
+    console.print(f"{task.name} {result.name}: {word} ({result.verdict}, {result.steps:,} steps)")
 
 
 def _read_failure(path: Path) -> dict:

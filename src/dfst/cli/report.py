@@ -1,0 +1,60 @@
+"""`dfst report`: one results table from the eval.json of several checkpoints (README's table)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from dfst.cli.app import JsonOption, app, console, print_json
+from dfst.errors import DfstError
+
+COLUMNS = ("task", "model", "params", "robust LG", "probabilistic LG", "largest N tested", "h mode",
+           "eval seconds")
+
+
+@app.command("report")
+def report_command(
+    checkpoints: list[Path] = typer.Argument(..., help="Checkpoint directories that dfst eval has run on."),
+    markdown: bool = typer.Option(False, "--markdown", help="A Markdown table (as in README.md)."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Tabulate length-generalisation results of evaluated checkpoints."""
+    rows = [_row(path) for path in checkpoints]
+    if as_json:
+        return print_json(rows)
+    if markdown:
+        print("| " + " | ".join(COLUMNS) + " |")
+        print("|" + "---|" * len(COLUMNS))
+        for row in rows:
+            print("| " + " | ".join(_fmt(row[c]) for c in COLUMNS) + " |")
+        return
+    table = Table(*COLUMNS, title="length generalisation (dfst eval)")
+    for row in rows:
+        table.add_row(*(_fmt(row[c]) for c in COLUMNS))
+    console.print(table)
+
+
+def _row(path: Path) -> dict:
+    report, config = _read_json(path / "eval.json"), _read_json(path / "config.json")
+    provenance = config.get("provenance") or {}
+    return {"task": report["task"], "model": f"{provenance.get('source', '?')} ({path.name})",
+            "params": config.get("params"), "robust LG": report["robust_max_digits"],
+            "probabilistic LG": report["probabilistic_max_digits"],
+            "largest N tested": max(lv["digits"] for lv in report["levels"]),
+            "h mode": report["mode"], "eval seconds": report.get("seconds")}
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except OSError:
+        raise DfstError(f"{path} is missing (run dfst eval on {path.parent} first)") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise DfstError(f"{path} is not valid JSON") from None
+
+
+def _fmt(value) -> str:
+    return f"{value:,}" if isinstance(value, int) else str(value)
