@@ -23,8 +23,10 @@ test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/pytest
 
+# Opt-in: long-operand checks (2,000-digit addition, 300-digit multiplication) and the rollout bench.
 bench: $(STAMP)
 	$(BIN)/pytest -m slow
+	$(BIN)/dfst bench rollout
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

@@ -6,23 +6,9 @@ import json
 
 import pytest
 
-from dfst.cli import main
+from cli_helpers import assert_one_line_error, run
 from dfst.model_size import param_count
 from dfst.tasks import TASKS
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_one_line_error(code: int, err: str, *fragments: str) -> None:
-    assert code == 2
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("dfst: error:"), err
-    for fragment in fragments:
-        assert fragment in lines[0]
 
 
 def test_tasks_json_lists_sizes(capsys):

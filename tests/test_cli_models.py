@@ -9,33 +9,13 @@ from pathlib import Path
 import pytest
 import torch
 
+from cli_helpers import assert_one_line_error, run, run_json
 from dfst.checkpoint import save_checkpoint
-from dfst.cli import main
 from dfst.compile import compile_agent
 from dfst.model import DFST
 from dfst.tasks import TASKS
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-
-
-def run(capsys, *argv: str | Path) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(capsys, *argv: str | Path):
-    code, out, err = run(capsys, *argv, "--json")
-    assert code == 0, err
-    return json.loads(out)
-
-
-def assert_one_line_error(code: int, err: str, *fragments: str) -> None:
-    assert code == 2
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("dfst: error:"), err
-    for fragment in fragments:
-        assert fragment in lines[0]
 
 
 @pytest.fixture

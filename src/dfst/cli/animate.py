@@ -18,21 +18,31 @@ MAX_FRAMES = 5000
 
 
 def animate_run(agent: Transducer, task: Task, layout: Layout, max_steps: int, delay: float) -> None:
+    """Show the grid after every step of the reference simulator (with the agent's state)."""
     if layout.cells.size > 400:
         raise DfstError("--animate is for small inputs (operands of at most a few dozen digits)")
+    with Live(refresh_per_second=max(1, int(1 / max(delay, 1e-3)))) as live:
+        for frame in _frames(agent, task, layout, min(max_steps, MAX_FRAMES)):
+            live.update(Text.from_ansi(frame))
+            time.sleep(delay)
+    print()  # the verdict line goes below the last frame
+
+
+def _frames(agent: Transducer, task: Task, layout: Layout, max_steps: int):
+    """One picture per step until the agent halts, lacks a rule or leaves the layout."""
     cells, head, state = layout.cells.copy(), layout.head, agent.initial
     symbol_ix = {s: i for i, s in enumerate(agent.alphabet)}
-    with Live(refresh_per_second=max(1, int(1 / max(delay, 1e-3)))) as live:
-        for step in range(min(max_steps, MAX_FRAMES)):
-            rule = agent.rule(state, agent.alphabet[cells[head]])
+    for step in range(max_steps):
+        picture = render_cells(cells, task.alphabet, task.blank, head=head, answer_row=layout.answer[0])
+        yield f"step {step}  state {state}\n{picture}"
+        rule = agent.rule(state, agent.alphabet[cells[head]])
+        if rule is None:
+            return
+        cells[head] = symbol_ix[rule.write]
+        if rule.move == "S":
             picture = render_cells(cells, task.alphabet, task.blank, head=head, answer_row=layout.answer[0])
-            live.update(Text.from_ansi(f"step {step}  state {state}\n{picture}"))
-            if rule is None:
-                return
-            cells[head] = symbol_ix[rule.write]
-            if rule.move == "S":
-                return
-            head, state = move_head(head, rule.move), rule.next
-            if not (0 <= head[0] < cells.shape[0] and 0 <= head[1] < cells.shape[1]):
-                return
-            time.sleep(delay)
+            yield f"step {step + 1}  halted\n{picture}"
+            return
+        head, state = move_head(head, rule.move), rule.next
+        if not (0 <= head[0] < cells.shape[0] and 0 <= head[1] < cells.shape[1]):
+            return

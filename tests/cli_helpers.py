@@ -1,0 +1,28 @@
+"""Shared by the CLI tests: run `dfst` in-process and check its one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dfst.cli import main
+
+
+def run(capsys, *argv: str | Path) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv: str | Path):
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def assert_one_line_error(code: int, err: str, *fragments: str) -> None:
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("dfst: error:"), err
+    for fragment in fragments:
+        assert fragment in lines[0]
