@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dfst.arith import exact_answer
 from dfst.errors import DfstError
 from dfst.grid.grid import Grid
 from dfst.grid.world import Outcome, move_head, run_agent
@@ -242,3 +243,14 @@ def test_multiplication_by_single_digits(name):
         for b in "0123456789"[: task.base]:
             assert solve(task, Instance(a, b)) == int_answer(task, a, b), (a, b)
             assert solve(task, Instance(b, a)) == int_answer(task, b, a), (b, a)
+
+
+@pytest.mark.parametrize("operation,a,b,expected", [
+    ("mult", "9" * 2500, "9" * 2500, "9" * 2499 + "8" + "0" * 2499 + "1"),  # (10^n - 1)^2
+    ("add", "9" * 4299, "1", "1" + "0" * 4299),
+    ("add", "9" * 5000, "9" * 5000, "1" + "9" * 4999 + "8"),
+    ("mult", "1" + "0" * 3000, "7" * 1999, "7" * 1999 + "0" * 3000),
+])
+def test_exact_answers_beyond_pythons_int_string_limit(operation, a, b, expected):
+    """Long decimal operands cross CPython's 4300-digit conversion limit and the decimal switch."""
+    assert exact_answer(operation, a, b, 10) == expected

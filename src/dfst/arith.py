@@ -1,19 +1,22 @@
 """Digit strings in a base: validation and the exact answers from Python's own arbitrary precision.
 
 Operands are strings of digits, most significant first, so that a 10^6-digit operand never has to
-become a Python int. Exact answers use int for power-of-two bases (linear-time conversion) and the
-decimal module otherwise (libmpdec converts and multiplies long numbers without quadratic cost).
+become a Python int. Exact answers use Python's int, except for long base-10 operands, where the
+decimal module (libmpdec) converts and multiplies without the quadratic cost of int <-> str.
 """
 
 from __future__ import annotations
 
+import contextlib
 import decimal
+import sys
 
 import numpy as np
 
 from dfst.errors import DfstError
 
 DIGIT_CHARS = "0123456789abcdefghijklmnopqrstuvwxyz"
+DECIMAL_FROM = 4000  # total operand digits from which base 10 uses the decimal module (sub-quadratic)
 
 
 def digit_symbols(base: int) -> tuple[str, ...]:
@@ -47,15 +50,29 @@ def canonical(text: str) -> str:
 
 def exact_answer(operation: str, a: str, b: str, base: int) -> str:
     """a+b or a*b in `base`, as a canonical digit string."""
-    if base & (base - 1) == 0 or max(len(a), len(b)) < 4000:
+    if base == 10 and len(a) + len(b) >= DECIMAL_FROM:
+        return _decimal_answer(operation, a, b)
+    with _unlimited_int_strings():
         x, y = int(a, base), int(b, base)
         return _to_digits(x + y if operation == "add" else x * y, base)
-    if base != 10:
-        raise DfstError(f"exact answers for {max(len(a), len(b))}-digit operands need base 10 or 2^k")
+
+
+def _decimal_answer(operation: str, a: str, b: str) -> str:
     ctx = decimal.Context(prec=len(a) + len(b) + 2, Emax=decimal.MAX_EMAX)
     x, y = decimal.Decimal(a), decimal.Decimal(b)
     result = ctx.add(x, y) if operation == "add" else ctx.multiply(x, y)
     return canonical(format(result, "f"))
+
+
+@contextlib.contextmanager
+def _unlimited_int_strings():
+    """Python caps int<->str conversion in non-power-of-two bases at 4300 digits; lift it here."""
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(old)
 
 
 def _to_digits(value: int, base: int) -> str:
