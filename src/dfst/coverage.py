@@ -1,0 +1,80 @@
+"""Which rules of an expert a set of instances exercises, and training sets that exercise them all.
+
+A rule (state, symbol) that no PTO in the training set exercises cannot be learned: the data say
+nothing about it. `cover_instances` picks instances greedily until every rule reachable from the
+candidates is used, then fills up with random ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dfst.automata import MOVE_DELTA, Transducer
+from dfst.grid.grid import Layout
+from dfst.tasks.base import Instance, Task, random_operand
+
+Rule = tuple[str, str]
+
+
+def rules_used(agent: Transducer, layout: Layout, max_steps: int) -> set[Rule]:
+    """The (state, symbol) pairs the agent's run on `layout` uses (reference semantics)."""
+    cells, (r, c), state = layout.cells.copy(), layout.head, agent.initial
+    symbol_ix = {s: i for i, s in enumerate(agent.alphabet)}
+    used: set[Rule] = set()
+    for _ in range(max_steps):
+        symbol = agent.alphabet[cells[r, c]]
+        rule = agent.rule(state, symbol)
+        if rule is None:
+            break
+        used.add((state, symbol))
+        cells[r, c] = symbol_ix[rule.write]
+        if rule.move == "S":
+            break
+        dr, dc = MOVE_DELTA[rule.move]
+        r, c, state = r + dr, c + dc, rule.next
+    return used
+
+
+def coverage(task: Task, instances: list[Instance]) -> tuple[set[Rule], set[Rule]]:
+    """(used, missing): the expert's rules that the instances exercise, and those they do not."""
+    used: set[Rule] = set()
+    for inst in instances:
+        used |= rules_used(task.agent, task.layout(inst), task.max_steps(inst))
+    return used, set(task.agent.rules) - used
+
+
+def candidate_instances(task: Task, max_digits: int, rng: np.random.Generator, count: int) -> list[Instance]:
+    """Hard instances up to max_digits, random pairs, and random pairs with leading zeros."""
+    pool = [inst for n in range(1, max_digits + 1) for inst in task.hard_instances(n)]
+    for _ in range(count):
+        a, b = _random_pair(task, max_digits, rng)
+        pool.append(Instance(a, b))
+        zeros = int(rng.integers(1, max(2, max_digits)))
+        padded = ("0" * zeros + a)[:max_digits]  # leading zeros reach rules nothing else reaches
+        pool.append(Instance(padded, b, "leading_zeros"))
+    return pool
+
+
+def cover_instances(task: Task, samples: int, max_digits: int, seed: int,
+                    candidates: int = 1000) -> list[Instance]:
+    """`samples` instances of at most max_digits digits: a greedy rule cover first, then random pairs."""
+    rng = np.random.default_rng(seed)
+    pool = candidate_instances(task, max_digits, rng, candidates)
+    used_by = [rules_used(task.agent, task.layout(i), task.max_steps(i)) for i in pool]
+    chosen, covered = [], set()
+    while len(chosen) < samples:
+        gains = [len(u - covered) for u in used_by]
+        best = int(np.argmax(gains))
+        if gains[best] == 0:
+            break
+        chosen.append(pool[best])
+        covered |= used_by[best]
+    while len(chosen) < samples:
+        chosen.append(Instance(*_random_pair(task, max_digits, rng)))
+    return chosen
+
+
+def _random_pair(task: Task, max_digits: int, rng: np.random.Generator) -> tuple[str, str]:
+    """Lengths uniform in [1, max_digits], then non-zero leading digits (the dataset sampling rule)."""
+    n, m = rng.integers(1, max_digits + 1, size=2)
+    return random_operand(rng, int(n), task.base), random_operand(rng, int(m), task.base)

@@ -1,0 +1,40 @@
+"""Coverage: which expert rules a training set exercises, and covering training sets."""
+
+from __future__ import annotations
+
+import pytest
+
+from dfst.coverage import cover_instances, coverage, rules_used
+from dfst.tasks import TASKS, Instance
+
+
+def test_rules_used_by_a_carry_chain():
+    task = TASKS["add2"]
+    inst = Instance("11", "1")
+    used = rules_used(task.agent, task.layout(inst), task.max_steps(inst))
+    # 1+1 carries, then 1 + blank + carry carries again, and the carry lands on a blank.
+    assert {("add0", "1"), ("sum1", "1"), ("next1", "_"), ("add1", "1"), ("sum2", "_"),
+            ("add1", "_"), ("carry", "_")} == used
+
+
+@pytest.mark.parametrize("name,samples,digits", [("add2", 20, 3), ("add10", 225, 3), ("mult2", 60, 4)])
+def test_cover_instances_exercise_every_rule(name, samples, digits):
+    task = TASKS[name]
+    chosen = cover_instances(task, samples, digits, seed=0)
+    assert len(chosen) == samples
+    assert all(len(i.a) <= digits and len(i.b) <= digits for i in chosen)
+    used, missing = coverage(task, chosen)
+    assert missing == set() and used == set(task.agent.rules)
+
+
+def test_random_samples_can_miss_rules_and_coverage_says_which():
+    task = TASKS["mult2"]
+    sample = task.random_instances(3, 5, seed=1)
+    used, missing = coverage(task, sample)
+    assert missing and used | missing == set(task.agent.rules) and not used & missing
+    assert ("skip_blank", "0") in missing  # only operands with leading zeros reach it
+
+
+def test_cover_instances_is_deterministic():
+    task = TASKS["add10"]
+    assert cover_instances(task, 30, 3, seed=4) == cover_instances(task, 30, 3, seed=4)
