@@ -1,0 +1,156 @@
+"""`dfst train`: train a DFST on PTOs of a task's expert, with a progress bar, resumable runs."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from dfst.cli.app import JsonOption, app, console, print_json
+from dfst.errors import DfstError
+from dfst.tasks import get_task
+
+# The defaults are TrainConfig's (kept literal so that `dfst --help` does not import torch;
+# tests/test_cli_train.py checks that they agree).
+
+
+@app.command("train")
+def train_command(
+    task_name: str = typer.Argument(..., metavar="TASK"),
+    out: Path = typer.Option(..., "--out", help="Run directory (created; resumed if it holds this run)."),
+    samples: int = typer.Option(20, "--samples", help="Training PTOs to sample."),
+    max_digits: int = typer.Option(3, "--max-digits", help="Longest training operand, in digits."),
+    seed: int = typer.Option(0, "--seed"),
+    data: Path = typer.Option(None, "--data", help="Train on this PTO dataset file instead of sampling."),
+    sampler: str = typer.Option("cover", "--sampler", help="cover (every expert rule first) or uniform."),
+    iters: int = typer.Option(20_000, "--iters", help="Training iterations."),
+    lr: float = typer.Option(1e-2, "--lr", help="Peak Adam learning rate."),
+    schedule: str = typer.Option("cosine", "--schedule", help="cosine, constant or linear."),
+    d: int = typer.Option(None, "--d", help="Hidden size (default: the expert's number of states)."),
+    init: str = typer.Option("identity", "--init", help="identity (published) or random."),
+    loss: str = typer.Option("mse", "--loss", help="mse (published) or ce."),
+    noise: float = typer.Option(0.0, "--noise", help="σ of Gaussian noise on h at every step."),
+    noise_final: float = typer.Option(None, "--noise-final", help="Anneal σ linearly to this."),
+    l1: float = typer.Option(0.0, "--l1", help="Weight of the L1 penalty on A."),
+    normalize_h: bool = typer.Option(False, "--normalize-h", help="Divide h by its norm every step."),
+    batch: int = typer.Option(0, "--batch", help="Minibatch size (0 = full batch)."),
+    forward: str = typer.Option("scan", "--forward", help="scan, hillis or loop (same values)."),
+    eval_every: int = typer.Option(500, "--eval-every", help="Closed-loop evaluation period (0 = at end)."),
+    eval_digits: str = typer.Option("10,100", "--eval-digits", help="Comma-separated evaluation lengths."),
+    eval_random: int = typer.Option(10, "--eval-random", help="Random pairs per evaluation length."),
+    target_digits: int = typer.Option(0, "--target-digits", help="Stop once robust at this length."),
+    checkpoint_every: int = typer.Option(1000, "--checkpoint-every", help="Training-state period."),
+    log_every: int = typer.Option(100, "--log-every", help="Metrics period, in iterations."),
+    threads: int = typer.Option(1, "--threads", help="Torch threads (bit-identity needs the same number)."),
+    resume: bool = typer.Option(True, "--resume/--no-resume", help="Continue the run already in --out."),
+    force: bool = typer.Option(False, "--force", help="Discard a run already in --out and start over."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Train a DFST on the expert's PTOs (teacher-forced loss, Adam), evaluating closed-loop as it goes.
+
+    Run the same command again to resume an interrupted run (even by kill -9), bit-identically.
+    """
+    from dataclasses import asdict, replace
+
+    from dfst.data import load_dataset
+    from dfst.train import TrainConfig, train
+
+    task = get_task(task_name)
+    dataset = load_dataset(data) if data is not None else None
+    if dataset is not None and dataset.task != task.name:
+        raise DfstError(f"dataset {data} is for task {dataset.task}, not {task.name}")
+    cfg = TrainConfig(task.name, samples, max_digits, seed, sampler, d, iters, lr, schedule, batch, init,
+                      loss, noise, noise_final, l1, normalize_h, forward, eval_every,
+                      _parse_lengths(eval_digits), eval_random, target_digits, checkpoint_every, log_every,
+                      threads)
+    if dataset is not None:  # the file decides what the training set is
+        cfg = replace(cfg, samples=dataset.samples,
+                      max_digits=max(len(x) for pair in dataset.operands for x in pair))
+    _check_out(out, resume=resume, force=force)
+    with _progress(as_json) as progress:
+        bar = progress.add_task("", total=cfg.iters, loss="…", eval="")
+        summary = train(cfg, out, data=dataset, resume=not force, command=_command(cfg, out, data),
+                        progress=lambda record: progress.update(
+                            bar, completed=record["iteration"], loss=f"{record['loss']:.3g}",
+                            **({"eval": _eval_text(record["eval"])} if "eval" in record else {})))
+    if as_json:
+        return print_json(summary)
+    _print_summary(summary, asdict(cfg))
+
+
+def _parse_lengths(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise DfstError(f"--eval-digits {text!r} is not a comma-separated list of integers") from None
+    return values  # TrainConfig checks that there is one or more, each >= 1
+
+
+def _check_out(out: Path, *, resume: bool, force: bool) -> None:
+    """Refuse, before any work, an output that cannot be written or would lose a run."""
+    if out.exists() and not out.is_dir():
+        raise DfstError(f"output path {out} exists and is not a directory")
+    if (out / "summary.json").exists() and not force:
+        raise DfstError(f"{out} already holds a finished run (pass --force to train again)")
+    if (out / "config.json").exists() and not resume and not force:
+        raise DfstError(f"{out} holds an unfinished run (drop --no-resume to continue it, "
+                        "or pass --force to start over)")
+    existing = out
+    while not existing.exists():
+        existing = existing.parent
+    if not os.access(existing, os.W_OK):
+        raise DfstError(f"cannot write {out}: {existing} is not writable")
+
+
+def _command(cfg, out: Path, data: Path | None) -> str:
+    """The complete command line of the run, defaults included, to reproduce it."""
+    args = ["dfst", "train", cfg.task, "--out", str(out)]
+    args += ["--data", str(data)] if data is not None else ["--samples", str(cfg.samples),
+                                                           "--max-digits", str(cfg.max_digits)]
+    flags = {"seed": cfg.seed, "sampler": cfg.sampler, "iters": cfg.iters, "lr": cfg.lr,
+             "schedule": cfg.schedule, "d": cfg.d, "init": cfg.init, "loss": cfg.loss, "noise": cfg.noise,
+             "noise-final": cfg.noise_final, "l1": cfg.l1, "batch": cfg.batch, "forward": cfg.forward,
+             "eval-every": cfg.eval_every, "eval-digits": ",".join(map(str, cfg.eval_digits)),
+             "eval-random": cfg.eval_random, "target-digits": cfg.target_digits,
+             "checkpoint-every": cfg.checkpoint_every, "log-every": cfg.log_every, "threads": cfg.threads}
+    for name, value in flags.items():
+        if value is not None:
+            args += [f"--{name}", str(value)]
+    return shlex.join(args + (["--normalize-h"] if cfg.normalize_h else []))
+
+
+def _eval_text(report: dict | None) -> str:
+    if not report:
+        return ""
+    return "eval " + " ".join(f"{lv['digits']}:{lv['exact']}/{lv['instances']}" for lv in report["levels"])
+
+
+def _progress(quiet: bool) -> Progress:
+    return Progress(TextColumn("iter {task.completed:,.0f}/{task.total:,.0f}"), BarColumn(),
+                    TextColumn("loss {task.fields[loss]}  {task.fields[eval]}"), TimeElapsedColumn(),
+                    TimeRemainingColumn(), console=console, transient=True, disable=quiet)
+
+
+def _print_summary(summary: dict, cfg: dict) -> None:
+    table = Table("field", "value", title=f"{summary['task']} training run", show_header=False)
+    loss = summary["final_loss"]
+    rows = {"samples": f"{summary['samples']} of ≤ {cfg['max_digits']} digits ({cfg['sampler']})",
+            "model": f"k={summary['k']}, d={summary['d']}, {summary['params']:,} parameters",
+            "iterations": f"{summary['iterations']:,} of {summary['iters']:,}",
+            "stopped by": summary["stopped_by"],
+            "final loss": "n/a" if loss is None else f"{loss:.4g}",
+            "seconds": f"{summary['seconds']:.1f}"}
+    if summary.get("resumed_from"):
+        rows["resumed from"] = f"iteration {summary['resumed_from']:,}"
+    for lv in (summary.get("eval") or {}).get("levels", []):
+        style = "green" if lv["robust"] else "red"
+        rows[f"exact at {lv['digits']:,} digits"] = f"[{style}]{lv['exact']}/{lv['instances']}[/]"
+    for key, value in rows.items():
+        table.add_row(key, value)
+    console.print(table)
+    console.print(f"model: {summary['model']}   metrics: {summary['metrics']}\n"
+                  f"evaluate further with: dfst eval {summary['model']} --until-fail --rescale")

@@ -1,0 +1,339 @@
+"""Training a DFST from PTOs: one visible loop, read top to bottom.
+
+Per iteration: pick the batch (all samples, or a minibatch drawn from (seed, iteration)); run the
+model teacher-forced, its hidden states from a log-depth scan (`dfst.scan`); compute the loss;
+backward; Adam step at the learning rate `lr_at(iteration)`. Every `eval_every` iterations the model
+runs closed-loop on the grid (`dfst.rollout`, h rescaled every step) on the task's hard instances
+plus random pairs at each evaluation length, and training may stop once it is robust at
+`target_digits`. Metrics go to metrics.jsonl; the run directory is described in `dfst.train_state`.
+
+Determinism: every random draw after the initialisation comes from a generator seeded by
+(seed, iteration), not from a running stream, so a resumed run draws exactly what an uninterrupted
+one draws and no RNG state needs saving. Torch runs with `threads` threads and deterministic
+algorithms inside `train`. On the CPU the same config gives the same weights bit for bit, and a run
+killed at any point and resumed ends with the weights of an uninterrupted run.
+
+The published loss (`loss="mse"`): L = 1/(2T) Σ_t (|ŝ_t − onehot(s_t)|² + |m̂_t − onehot(m_t)|²), with T
+the number of real (unpadded) steps in the batch, so every step weighs the same.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from dfst import __version__
+from dfst.automata import MOVES
+from dfst.checkpoint import save_checkpoint
+from dfst.data import PtoDataset, summarize
+from dfst.errors import DfstError
+from dfst.evaluate import EvalConfig, run_protocol
+from dfst.model import DFST, DFSTConfig
+from dfst.rollout import DfstWeights
+from dfst.scan import (
+    prefix_products_hillis_steele,
+    prefix_products_torch,
+    prefix_states,
+    prefix_states_by_symbol,
+)
+from dfst.tasks import Task, get_task
+from dfst.train_data import SAMPLERS, Sequences, batch_rows, dataset_sha256, step_noise
+from dfst.train_state import (
+    DATA_FILE,
+    METRICS_FILE,
+    MODEL_DIR,
+    RUN_FORMAT,
+    STATE_FILE,
+    SUMMARY_FILE,
+    append_metrics,
+    load_train_state,
+    prepare_run,
+    read_json,
+    save_train_state,
+    truncate_metrics,
+    write_json,
+)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One training run. The defaults train add2 on 20 covering samples of at most 3 digits."""
+
+    task: str = "add2"
+    samples: int = 20
+    max_digits: int = 3
+    seed: int = 0
+    sampler: str = "cover"        # "cover": every expert rule first (dfst.coverage); "uniform": dfst.data
+    d: int | None = None          # hidden size; None = the expert's number of states
+    iters: int = 20_000
+    lr: float = 1e-2
+    schedule: str = "cosine"      # see SCHEDULES
+    batch: int = 0                # 0 = full batch, else a minibatch of this many samples
+    init: str = "identity"        # "identity" (published: A[j] = I, B = C = 0, h0 = e0) or "random"
+    loss: str = "mse"             # "mse" (published) or "ce"
+    noise: float = 0.0            # σ of Gaussian noise added to h at every teacher-forced step
+    noise_final: float | None = None  # anneal σ linearly from `noise` to this over the run
+    l1: float = 0.0               # weight of Σ|A| in the objective
+    normalize_h: bool = False     # divide h by its norm at every teacher-forced step
+    forward: str = "scan"         # see FORWARDS: "scan", "hillis" or "loop", same values
+    eval_every: int = 500         # 0 = evaluate only at the end
+    eval_digits: tuple[int, ...] = (10, 100)
+    eval_random: int = 10         # random pairs per evaluation length, besides the hard instances
+    target_digits: int = 0        # stop once robust at this length (0 = never)
+    checkpoint_every: int = 1000  # 0 = only at the end
+    log_every: int = 100
+    threads: int = 1              # torch threads; bit-identical results need the same number
+
+    def __post_init__(self) -> None:
+        get_task(self.task)
+        object.__setattr__(self, "eval_digits", tuple(self.eval_digits))
+        for name, low in (("samples", 1), ("max_digits", 1), ("seed", 0), ("iters", 1), ("batch", 0),
+                          ("eval_every", 0), ("eval_random", 0), ("target_digits", 0),
+                          ("checkpoint_every", 0), ("log_every", 1), ("threads", 1)):
+            _check_int(name, getattr(self, name), low)
+        if self.d is not None:
+            _check_int("d", self.d, 1)
+        for name, registry in (("sampler", SAMPLERS), ("schedule", SCHEDULES), ("init", INITS),
+                               ("loss", LOSSES), ("forward", FORWARDS)):
+            if getattr(self, name) not in registry:
+                raise DfstError(f"unknown {name} {getattr(self, name)!r} (known: {', '.join(registry)})")
+        if not (math.isfinite(self.lr) and self.lr > 0):
+            raise DfstError(f"lr must be a positive number, got {self.lr}")
+        for name in ("noise", "noise_final", "l1"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value >= 0):
+                raise DfstError(f"{name} must be a number >= 0, got {value}")
+        if not self.eval_digits or min(self.eval_digits) < 1:
+            raise DfstError(f"eval_digits must be lengths >= 1, got {list(self.eval_digits)}")
+
+
+def _check_int(name: str, value: object, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise DfstError(f"{name} must be an integer >= {low}, got {value!r}")
+
+
+# Learning-rate schedules: pure functions of (step, cfg), step = 0 … iters-1, no warmup.
+SCHEDULES: dict[str, Callable[[int, TrainConfig], float]] = {
+    "cosine": lambda step, cfg: cfg.lr * 0.5 * (1 + math.cos(math.pi * step / cfg.iters)),
+    "constant": lambda step, cfg: cfg.lr,
+    "linear": lambda step, cfg: cfg.lr * (1 - step / cfg.iters),
+}
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """The learning rate of 0-based iteration `step`."""
+    return SCHEDULES[cfg.schedule](step, cfg)
+
+
+def noise_at(step: int, cfg: TrainConfig) -> float:
+    """σ of the noise on h at 0-based iteration `step`: constant, or annealed linearly to noise_final."""
+    if cfg.noise_final is None:
+        return cfg.noise
+    return cfg.noise + (cfg.noise_final - cfg.noise) * step / max(cfg.iters - 1, 1)
+
+
+# ----------------------------------------------------------------------------- model and loss
+
+
+def random_init(config: DFSTConfig, seed: int) -> DFST:
+    """Seeded Gaussian weights: A[j] ~ N(0, 1/d) (spectral radius about 1), B, C ~ N(0, 0.01), h0 = e0."""
+    g = torch.Generator().manual_seed(seed)
+    k, d = config.k, config.d
+    A = torch.randn(k, d, d, generator=g) / d**0.5
+    B, C = 0.1 * torch.randn(k, k, d, generator=g), 0.1 * torch.randn(k, len(MOVES), d, generator=g)
+    return DFST.from_weights(A, B, C, torch.eye(d)[0], task=config.task)
+
+
+INITS: dict[str, Callable[[DFSTConfig, int], DFST]] = {
+    "identity": lambda config, seed: DFST.init_identity(config),
+    "random": random_init,
+}
+
+
+def _scanned(scan: Callable) -> Callable:
+    def states(A, h0, reads, mask, noise, *, normalize):
+        return prefix_states(A[reads], h0, mask, noise, normalize=normalize, scan=scan)  # A[reads]: (b,T,d,d)
+    return states
+
+
+# Teacher-forced hidden states (A, h0, reads, mask, noise, *, normalize) -> (b, T, d): same values.
+FORWARDS: dict[str, Callable] = {
+    "scan": _scanned(prefix_products_torch),            # log-depth, torch's associative_scan
+    "hillis": _scanned(prefix_products_hillis_steele),  # log-depth, hand-rolled
+    "loop": prefix_states_by_symbol,                    # T steps, no per-step matrices: big batches
+}
+
+
+def readout(W: torch.Tensor, h: torch.Tensor, reads: torch.Tensor) -> torch.Tensor:
+    """W[x_t] h_t for every step: W (k, n, d), h (b, T, d), reads (b, T) -> (b, T, n).
+
+    All k readouts, then the one read: cheaper than gathering a (b, T, n, d) copy of W.
+    """
+    every = torch.einsum("knd,btd->btkn", W, h)  # (b, T, k, n)
+    return every.gather(2, reads[:, :, None, None].expand(-1, -1, 1, W.shape[1])).squeeze(2)
+
+
+def teacher_forced(model: DFST, reads: torch.Tensor, mask: torch.Tensor, noise: torch.Tensor | None,
+                   cfg: TrainConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    """Symbol and move scores (b, T, k), (b, T, 5) of every step, fed the expert's reads (b, T)."""
+    states = FORWARDS[cfg.forward]
+    if cfg.normalize_h and noise is not None:
+        states = prefix_states_by_symbol  # normalising between noisy steps is not a linear scan
+    h = states(model.A, model.h0, reads, mask, noise, normalize=cfg.normalize_h)  # (b, T, d)
+    return readout(model.B, h, reads), readout(model.C, h, reads)
+
+
+def mse_loss(symbol_scores, move_scores, writes, moves, mask) -> torch.Tensor:
+    """The published loss: 1/(2T) Σ_t |ŝ_t − onehot(s_t)|² + |m̂_t − onehot(m_t)|² over real steps."""
+    err = ((symbol_scores - F.one_hot(writes, symbol_scores.shape[-1])) ** 2).sum(-1) \
+        + ((move_scores - F.one_hot(moves, move_scores.shape[-1])) ** 2).sum(-1)  # (b, T)
+    return torch.where(mask, err, 0.0).sum() / (2 * mask.sum())
+
+
+def ce_loss(symbol_scores, move_scores, writes, moves, mask) -> torch.Tensor:
+    """Cross-entropy of the scores as logits, (CE_symbol + CE_move) / 2, averaged over real steps."""
+    ce = F.cross_entropy(symbol_scores.transpose(1, 2), writes, reduction="none") \
+        + F.cross_entropy(move_scores.transpose(1, 2), moves, reduction="none")  # (b, T)
+    return torch.where(mask, ce, 0.0).sum() / (2 * mask.sum())
+
+
+LOSSES = {"mse": mse_loss, "ce": ce_loss}
+
+
+def evaluate_model(model: DFST, task: Task, cfg: TrainConfig) -> dict:
+    """Closed-loop exact match (h rescaled every step) at each evaluation length and target_digits."""
+    digits = sorted(set(cfg.eval_digits) | ({cfg.target_digits} - {0}))
+    eval_cfg = EvalConfig(tuple(digits), random=cfg.eval_random, rescale=True)
+    report, _ = run_protocol(task, DfstWeights.of(*model.numpy_weights()), eval_cfg)
+    levels = [{key: lv[key] for key in ("digits", "robust", "exact", "instances", "random_exact", "random")}
+              for lv in report["levels"]]
+    return {"robust_max_digits": report["robust_max_digits"],
+            "probabilistic_max_digits": report["probabilistic_max_digits"],
+            "seconds": report["seconds"], "levels": levels}
+
+
+@contextmanager
+def deterministic(threads: int):
+    """Fixed torch threads and deterministic algorithms for the duration; restored afterwards."""
+    old = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old[0])
+        torch.use_deterministic_algorithms(old[1])
+
+
+# ----------------------------------------------------------------------------- the loop
+
+
+def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = None, resume: bool = True,
+          progress: Callable[[dict], None] | None = None, command: str | None = None) -> dict:
+    """Train, writing the run to `out_dir`; returns the summary (also in out_dir/summary.json).
+
+    `data` replaces the sampled training set. With `resume`, a run already in `out_dir` (same
+    config, same data) continues from its last checkpoint, or returns its summary if finished;
+    without it, the old run's files are removed first. `progress(record)` is called after every
+    iteration with the iteration's record (iteration, iters, loss, lr, seconds, eval if evaluated).
+    """
+    task = get_task(cfg.task)
+    data = SAMPLERS[cfg.sampler](task, cfg.samples, cfg.max_digits, cfg.seed) if data is None else data
+    if data.task != task.name or data.k != len(task.alphabet):
+        raise DfstError(f"the training data is for task {data.task} (k={data.k}), not {task.name}")
+    k, d = len(task.alphabet), cfg.d or task.agent.d
+    run_info = {"format": RUN_FORMAT, "version": 1, "train": asdict(cfg),
+                "command": command if command is not None else shlex.join(sys.argv),
+                "data": {"sha256": dataset_sha256(data), "summary": summarize(data)},
+                "model": {"k": k, "d": d, "params": DFSTConfig(k, d).params},
+                "dfst_version": __version__, "torch_version": torch.__version__}
+    out = prepare_run(out_dir, run_info, resume=resume)
+    if resume and (finished := read_json(out / SUMMARY_FILE)) is not None:
+        return finished
+    if not (out / DATA_FILE).exists():
+        from dfst.data import save_dataset
+
+        save_dataset(data, out / DATA_FILE)
+    with deterministic(cfg.threads):
+        model = INITS[cfg.init](DFSTConfig(k, d, task.name), cfg.seed)
+        optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, foreach=False)
+        state = (load_train_state(out / STATE_FILE, model, optimizer) if resume else None) or {}
+        start = done = state.get("iteration", 0)
+        loss_value, last_eval, stopped_by = state.get("loss"), state.get("eval"), state.get("stopped_by")
+        elapsed, clock = state.get("seconds", 0.0), time.perf_counter()
+        truncate_metrics(out / METRICS_FILE, start)
+        seqs = Sequences.of(data)
+
+        def checkpoint(iteration: int, seconds: float) -> None:
+            save_train_state(out / STATE_FILE, model, optimizer,
+                             {"iteration": iteration, "seconds": seconds, "loss": loss_value,
+                              "eval": last_eval, "stopped_by": stopped_by})
+
+        last = cfg.iters if stopped_by is None else start  # a run that stopped early stays stopped
+        for it in range(start + 1, last + 1):
+            # batch: a function of (seed, iteration), so a resumed run sees the same batches
+            reads, writes, moves, mask = seqs.batch(batch_rows(cfg.seed, it, cfg.batch, len(seqs)))
+            lr, sigma = lr_at(it - 1, cfg), noise_at(it - 1, cfg)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            # forward: teacher-forced scores from the scanned hidden states, then the loss
+            noise = step_noise(cfg.seed, it, sigma, (*reads.shape, d))
+            symbol_scores, move_scores = teacher_forced(model, reads, mask, noise, cfg)
+            loss = LOSSES[cfg.loss](symbol_scores, move_scores, writes, moves, mask)
+            objective = loss + cfg.l1 * model.A.abs().sum() if cfg.l1 else loss
+            seconds = round(elapsed + time.perf_counter() - clock, 3)
+            if not math.isfinite(loss.item()):  # stop with the weights of the last finite iteration
+                stopped_by = "diverged"
+                append_metrics(out / METRICS_FILE, {"iteration": done, "diverged_at": it, "loss": math.nan})
+                checkpoint(done, seconds)
+                break
+            loss_value = loss.item()
+            # backward and Adam step
+            optimizer.zero_grad(set_to_none=True)
+            objective.backward()
+            optimizer.step()
+            done = it
+            # periodic closed-loop evaluation, metrics and checkpoint
+            record = {"iteration": it, "iters": cfg.iters, "loss": loss_value, "lr": lr, "seconds": seconds}
+            if sigma:
+                record["noise"] = sigma
+            if (cfg.eval_every and it % cfg.eval_every == 0) or it == cfg.iters:
+                with torch.no_grad():
+                    last_eval = record["eval"] = evaluate_model(model, task, cfg)
+                if cfg.target_digits and last_eval["robust_max_digits"] >= cfg.target_digits:
+                    stopped_by = "target"
+            if it % cfg.log_every == 0 or "eval" in record or stopped_by:
+                append_metrics(out / METRICS_FILE, record)
+            if (cfg.checkpoint_every and it % cfg.checkpoint_every == 0) or it == cfg.iters or stopped_by:
+                checkpoint(it, seconds)
+            if progress is not None:
+                progress(record)
+            if stopped_by:
+                break
+        seconds = round(elapsed + time.perf_counter() - clock, 3)
+    return _finish(out, model, cfg, run_info, done, loss_value, last_eval, stopped_by or "iters", seconds,
+                   resumed_from=start or None)
+
+
+def _finish(out: Path, model: DFST, cfg: TrainConfig, run_info: dict, done: int, loss: float | None,
+            last_eval: dict | None, stopped_by: str, seconds: float, resumed_from: int | None) -> dict:
+    """Save the final model, then summary.json (last: it marks the run finished)."""
+    provenance = {"source": "train", "train_config": run_info["train"], "iterations": done,
+                  "final_loss": loss, "stopped_by": stopped_by, "data": run_info["data"],
+                  "command": run_info["command"]}
+    save_checkpoint(model, out / MODEL_DIR, provenance, overwrite=True)
+    summary = {"task": cfg.task, "out": str(out), "model": str(out / MODEL_DIR), **run_info["model"],
+               "samples": run_info["data"]["summary"]["samples"], "iterations": done, "iters": cfg.iters,
+               "stopped_by": stopped_by, "final_loss": loss, "seconds": seconds,
+               "resumed_from": resumed_from, "eval": last_eval, "metrics": str(out / METRICS_FILE)}
+    write_json(out / SUMMARY_FILE, summary)
+    return summary

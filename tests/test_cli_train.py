@@ -1,0 +1,151 @@
+"""`dfst train`: the run it writes, defaults shared with TrainConfig, one-line errors, and resuming
+after a real kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+
+import pytest
+import torch
+
+from cli_helpers import assert_one_line_error, run, run_json
+from dfst.checkpoint import load_checkpoint
+from dfst.train import TrainConfig
+from dfst.train_state import read_metrics
+
+FAST = ("--samples", "6", "--max-digits", "2", "--eval-digits", "4", "--eval-random", "2")
+
+
+def test_train_writes_a_run(capsys, tmp_path):
+    out = tmp_path / "run"
+    summary = run_json(capsys, "train", "add2", "--out", out, *FAST, "--iters", "20", "--eval-every", "10",
+                       "--noise", "0.05")
+    assert summary["iterations"] == 20 and summary["stopped_by"] == "iters"
+    assert (summary["k"], summary["d"], summary["params"]) == (3, 9, 468)
+    assert {p.name for p in out.iterdir()} >= {"config.json", "data.pto.zip", "metrics.jsonl", "model",
+                                               "train_state.safetensors", "summary.json"}
+    assert [r["iteration"] for r in read_metrics(out / "metrics.jsonl") if "eval" in r] == [10, 20]
+    config = json.loads((out / "config.json").read_text())
+    assert config["command"].startswith("dfst train add2 --out") and "--noise 0.05" in config["command"]
+    load_checkpoint(out / "model", expect_task="add2")
+    code, text, _ = run(capsys, "train", "add2", "--out", tmp_path / "again", *FAST, "--iters", "3")
+    assert code == 0 and "add2 training run" in text and "stopped by" in text
+
+
+def test_defaults_are_train_configs(capsys, tmp_path):
+    run_json(capsys, "train", "add2", "--out", tmp_path / "run", "--iters", "2")
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())["train"]
+    assert saved == json.loads(json.dumps(asdict(TrainConfig(iters=2))))
+
+
+def test_data_file_replaces_sampling(capsys, tmp_path):
+    data = tmp_path / "d.pto.zip"
+    assert run(capsys, "data", "add2", "--samples", "3", "--max-digits", "2", "--out", data)[0] == 0
+    summary = run_json(capsys, "train", "add2", "--out", tmp_path / "run", "--data", data, "--iters", "3",
+                       "--eval-digits", "4")
+    assert summary["samples"] == 3
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert saved["train"]["samples"] == 3 and f"--data {data}" in saved["command"]
+
+
+def test_finished_and_unfinished_runs_are_protected(capsys, tmp_path):
+    out = tmp_path / "run"
+    run_json(capsys, "train", "add2", "--out", out, *FAST, "--iters", "3")
+    assert_one_line_error(*run(capsys, "train", "add2", "--out", out, *FAST, "--iters", "3")[::2],
+                          "finished run", "--force")
+    again = run_json(capsys, "train", "add2", "--out", out, *FAST, "--iters", "4", "--force")
+    assert again["iterations"] == 4
+    (out / "summary.json").unlink()  # as if the run had been interrupted
+    assert_one_line_error(*run(capsys, "train", "add2", "--out", out, *FAST, "--iters", "4",
+                               "--no-resume")[::2], "unfinished run")
+    assert_one_line_error(*run(capsys, "train", "add2", "--out", out, *FAST, "--iters", "5")[::2],
+                          "iters=4, not 5")
+
+
+@pytest.mark.parametrize(("args", "fragments"), [
+    (("add5",), ("unknown task", "add2")),
+    (("add2", "--samples", "0"), ("samples",)),
+    (("add2", "--max-digits", "0"), ("max_digits",)),
+    (("add2", "--lr", "0"), ("lr",)),
+    (("add2", "--loss", "hinge"), ("unknown loss", "mse")),
+    (("add2", "--init", "zeros"), ("unknown init",)),
+    (("add2", "--sampler", "all"), ("unknown sampler",)),
+    (("add2", "--eval-digits", "ten"), ("--eval-digits",)),
+    (("add2", "--eval-digits", "0"), ("eval_digits",)),
+    (("add2", "--data", "missing.pto.zip"), ("missing.pto.zip", "does not exist")),
+    (("add2", "--iters", "many"), ("--iters",)),
+])
+def test_bad_input_is_a_one_line_error(capsys, tmp_path, args, fragments):
+    code, _, err = run(capsys, "train", *args, "--out", tmp_path / "run")
+    assert_one_line_error(code, err, *fragments)
+    assert not (tmp_path / "run").exists()
+
+
+def test_bad_output_or_data_is_a_one_line_error(capsys, tmp_path):
+    data = tmp_path / "add10.pto.zip"
+    assert run(capsys, "data", "add10", "--samples", "2", "--out", data)[0] == 0
+    code, _, err = run(capsys, "train", "add2", "--data", data, "--out", tmp_path / "run")
+    assert_one_line_error(code, err, "is for task add10, not add2")
+    a_file = tmp_path / "file"
+    a_file.write_text("x")
+    assert_one_line_error(*run(capsys, "train", "add2", "--out", a_file)[::2], "not a directory")
+    assert_one_line_error(*run(capsys, "train", "add2", "--out", a_file / "sub", *FAST, "--iters", "2")[::2],
+                          "cannot create output directory")
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine")
+    assert_one_line_error(*run(capsys, "train", "add2", "--out", busy, *FAST, "--iters", "2",
+                               "--force")[::2], "not empty", "no training run")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")
+def test_unwritable_output_is_a_one_line_error(capsys, tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    assert_one_line_error(*run(capsys, "train", "add2", "--out", locked / "run")[::2], "not writable")
+
+
+def state_iteration(path) -> int:
+    """The iteration recorded in a training state file's header."""
+    raw = path.read_bytes()
+    header = json.loads(raw[8:8 + int.from_bytes(raw[:8], "little")])
+    return json.loads(header["__metadata__"]["info"])["iteration"]
+
+
+def test_resume_after_kill_9_is_bit_identical(capsys, tmp_path):
+    """A real `dfst train` process killed with SIGKILL mid-run, resumed, ends with the weights of an
+    uninterrupted run (minibatches, noise and L1 on, so every source of state and randomness counts)."""
+    args = ["train", "add2", *FAST, "--iters", "300", "--batch", "4", "--noise", "0.05", "--l1", "1e-5",
+            "--checkpoint-every", "20", "--eval-every", "100", "--log-every", "10", "--json"]
+    killed = tmp_path / "killed"
+    state = killed / "train_state.safetensors"
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; from dfst.cli import main; "
+                             "sys.exit(main(sys.argv[1:]))", *args, "--out", str(killed)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not state.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()
+    assert not (killed / "summary.json").exists()
+    at_kill = state_iteration(state)
+    assert 20 <= at_kill < 300
+
+    resumed = run_json(capsys, *args[:-1], "--out", killed)
+    whole = run_json(capsys, *args[:-1], "--out", tmp_path / "whole")
+    assert resumed["resumed_from"] == at_kill and whole["resumed_from"] is None
+    a, _ = load_checkpoint(killed / "model")
+    b, _ = load_checkpoint(tmp_path / "whole" / "model")
+    for name in ("A", "B", "C", "h0"):
+        assert torch.equal(getattr(a, name), getattr(b, name)), name
+    strip = [{k: v for k, v in r.items() if k not in ("seconds", "eval")} for r in
+             read_metrics(killed / "metrics.jsonl")]
+    assert strip == [{k: v for k, v in r.items() if k not in ("seconds", "eval")} for r in
+                     read_metrics(tmp_path / "whole" / "metrics.jsonl")]

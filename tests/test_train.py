@@ -1,0 +1,271 @@
+"""The training loop: the loss formula, determinism, bit-identical resume, metrics, early stop, run files."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import dfst.train
+from dfst.checkpoint import load_checkpoint
+from dfst.data import record_dataset
+from dfst.errors import DfstError
+from dfst.model import DFST, DFSTConfig
+from dfst.tasks import get_task
+from dfst.train import (
+    FORWARDS,
+    TrainConfig,
+    ce_loss,
+    lr_at,
+    mse_loss,
+    noise_at,
+    teacher_forced,
+    train,
+)
+from dfst.train_data import Sequences, batch_rows, cover_dataset
+from dfst.train_state import read_metrics
+
+# Small and fast, with everything that draws randomness or carries state switched on.
+TINY = TrainConfig(samples=6, max_digits=2, iters=30, noise=0.05, l1=1e-5, batch=4, eval_every=10,
+                   eval_digits=(4,), eval_random=2, checkpoint_every=10, log_every=5)
+
+
+def weights(out) -> dict[str, torch.Tensor]:
+    model, _ = load_checkpoint(out / "model")
+    return {name: getattr(model, name).detach() for name in ("A", "B", "C", "h0")}
+
+
+def assert_same_weights(out_a, out_b) -> None:
+    a, b = weights(out_a), weights(out_b)
+    assert all(torch.equal(a[name], b[name]) for name in a), "weights differ"
+
+
+def without_time(records: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items() if k != "seconds"} | (
+        {"eval": {k: v for k, v in r["eval"].items() if k != "seconds"}} if "eval" in r else {})
+        for r in records]
+
+
+def test_schedules_are_pure_functions_of_the_step():
+    cfg = TrainConfig(lr=0.1, iters=100)
+    assert lr_at(0, cfg) == pytest.approx(0.1) and lr_at(50, cfg) == pytest.approx(0.05)
+    assert all(lr_at(s, cfg) > lr_at(s + 1, cfg) > 0 for s in range(99))
+    assert lr_at(7, TrainConfig(lr=0.1, schedule="constant")) == 0.1
+    annealed = TrainConfig(iters=11, noise=0.1, noise_final=0.0)
+    assert noise_at(0, annealed) == 0.1 and noise_at(10, annealed) == 0.0
+    assert noise_at(5, annealed) == pytest.approx(0.05) and noise_at(5, TrainConfig(noise=0.2)) == 0.2
+
+
+@pytest.mark.parametrize(("field", "value", "message"), [
+    ("task", "add5", "unknown task"), ("samples", 0, "samples"), ("iters", 0, "iters"),
+    ("lr", 0.0, "lr"), ("lr", math.nan, "lr"), ("noise", -0.1, "noise"), ("l1", math.inf, "l1"),
+    ("loss", "hinge", "unknown loss"), ("init", "zeros", "unknown init"),
+    ("sampler", "all", "unknown sampler"),
+    ("schedule", "step", "unknown schedule"), ("forward", "fft", "unknown forward"), ("d", 0, "d"),
+    ("batch", -1, "batch"), ("eval_digits", (), "eval_digits"), ("threads", 0, "threads"),
+    ("samples", True, "samples"),
+])
+def test_config_rejects_bad_values(field, value, message):
+    with pytest.raises(DfstError, match=message):
+        TrainConfig(**{field: value})
+
+
+def test_mse_loss_by_hand():
+    """Two sequences, the second one step long: only real steps count, each weighing 1/(2T), T = 3."""
+    symbol_scores = torch.tensor([[[1.0, 0.0], [0.5, 0.5]], [[0.0, 2.0], [9.0, 9.0]]])  # (2, 2, k=2)
+    move_scores = torch.zeros(2, 2, 5)
+    move_scores[0, 0, 4] = 1.0
+    writes = torch.tensor([[0, 1], [0, 0]])
+    moves = torch.tensor([[4, 3], [0, 0]])
+    mask = torch.tensor([[True, True], [True, False]])
+    # step (0,0): symbols exact, move exact -> 0
+    # step (0,1): symbols (0.5, 0.5) vs (0, 1) -> 0.5; move 0 vs onehot(3) -> 1; total 1.5
+    # step (1,0): symbols (0, 2) vs (1, 0) -> 5; move 0 vs onehot(0) -> 1; total 6
+    expected = (0 + 1.5 + 6) / (2 * 3)
+    assert mse_loss(symbol_scores, move_scores, writes, moves, mask).item() == pytest.approx(expected)
+
+
+def test_ce_loss_is_the_mean_cross_entropy_over_real_steps():
+    g = torch.Generator().manual_seed(0)
+    s, m = torch.randn(2, 3, 4, generator=g), torch.randn(2, 3, 5, generator=g)
+    writes, moves = torch.randint(0, 4, (2, 3), generator=g), torch.randint(0, 5, (2, 3), generator=g)
+    mask = torch.tensor([[True, True, True], [True, False, False]])
+    expected = (F.cross_entropy(s[mask], writes[mask]) + F.cross_entropy(m[mask], moves[mask])) / 2
+    torch.testing.assert_close(ce_loss(s, m, writes, moves, mask), expected)
+
+
+@pytest.mark.parametrize("forward", FORWARDS)
+def test_teacher_forced_scores_are_the_models(forward):
+    """On real steps the training forward gives DFST.forward's scores (the model's own loop)."""
+    task = get_task("add2")
+    seqs = Sequences.of(record_dataset(task, 5, 3, seed=1))
+    reads, _, _, mask = seqs.batch(None)
+    g = torch.Generator().manual_seed(2)
+    model = DFST.from_weights(torch.eye(9) + 0.1 * torch.randn(3, 9, 9, generator=g),
+                              torch.randn(3, 3, 9, generator=g), torch.randn(3, 5, 9, generator=g),
+                              torch.randn(9, generator=g))
+    symbol_scores, move_scores = teacher_forced(model, reads, mask, None, TrainConfig(forward=forward))
+    want_symbols, want_moves = model(reads)
+    torch.testing.assert_close(symbol_scores[mask], want_symbols[mask])
+    torch.testing.assert_close(move_scores[mask], want_moves[mask])
+
+
+def test_minibatches_depend_on_seed_and_iteration_only():
+    assert batch_rows(0, 5, 0, 10) is None and batch_rows(0, 5, 10, 10) is None
+    assert torch.equal(batch_rows(3, 7, 4, 10), batch_rows(3, 7, 4, 10))
+    assert not torch.equal(batch_rows(3, 7, 4, 10), batch_rows(3, 8, 4, 10))
+    assert len(set(batch_rows(3, 7, 4, 10).tolist())) == 4
+
+
+def test_cover_sampler_exercises_every_rule():
+    from dfst.coverage import coverage
+    from dfst.tasks import Instance
+
+    task = get_task("add2")
+    ds = cover_dataset(task, 20, 3, seed=0)
+    assert ds.samples == 20 and ds.sampling["rule"] == "cover"
+    _, missing = coverage(task, [Instance(a, b) for a, b in ds.operands])
+    assert not missing
+
+
+def test_same_seed_same_weights_and_another_seed_differs(tmp_path):
+    train(TINY, tmp_path / "a", command="test")
+    train(TINY, tmp_path / "b", command="test")
+    assert_same_weights(tmp_path / "a", tmp_path / "b")
+    train(TrainConfig(**{**TINY.__dict__, "seed": 1}), tmp_path / "c", command="test")
+    assert not torch.equal(weights(tmp_path / "a")["A"], weights(tmp_path / "c")["A"])
+
+
+class Interrupt(Exception):
+    pass
+
+
+def interrupt_at(iteration: int):
+    def progress(record: dict) -> None:
+        if record["iteration"] == iteration:
+            raise Interrupt
+    return progress
+
+
+@pytest.mark.parametrize("cfg", [TINY, TrainConfig(**{**TINY.__dict__, "batch": 0, "forward": "loop",
+                                                      "normalize_h": True, "loss": "ce", "init": "random"})],
+                         ids=["minibatch-noise-l1", "fullbatch-normalized-ce-random"])
+def test_interrupted_run_resumes_bit_identically(tmp_path, cfg):
+    whole = train(cfg, tmp_path / "whole", command="test")
+    with pytest.raises(Interrupt):  # dies after the checkpoint at 20, having logged up to 25
+        train(cfg, tmp_path / "cut", command="test", progress=interrupt_at(25))
+    assert not (tmp_path / "cut" / "summary.json").exists()
+    resumed = train(cfg, tmp_path / "cut", command="test")
+    assert resumed["resumed_from"] == 20 and whole["resumed_from"] is None
+    assert resumed["iterations"] == whole["iterations"] == 30
+    assert_same_weights(tmp_path / "whole", tmp_path / "cut")
+    assert resumed["final_loss"] == whole["final_loss"]
+    # the log of the resumed run is the uninterrupted log: records after the checkpoint were redone once
+    assert without_time(read_metrics(tmp_path / "cut" / "metrics.jsonl")) == \
+        without_time(read_metrics(tmp_path / "whole" / "metrics.jsonl"))
+
+
+def test_metrics_hold_losses_and_evaluations(tmp_path):
+    summary = train(TINY, tmp_path / "run", command="dfst train add2 ...")
+    records = read_metrics(tmp_path / "run" / "metrics.jsonl")
+    assert [r["iteration"] for r in records] == [5, 10, 15, 20, 25, 30]
+    evals = [r for r in records if "eval" in r]
+    assert [r["iteration"] for r in evals] == [10, 20, 30]
+    for r in evals:
+        [level] = r["eval"]["levels"]
+        assert level["digits"] == 4 and level["random"] == 2 and level["instances"] > 2
+        assert isinstance(level["robust"], bool)
+    assert all(r["loss"] > 0 and r["lr"] > 0 and r["noise"] == 0.05 for r in records)
+    assert summary["eval"] == evals[-1]["eval"] and summary["stopped_by"] == "iters"
+    run = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert run["train"]["noise"] == 0.05 and run["command"] == "dfst train add2 ..."
+    assert run["data"]["summary"]["samples"] == 6
+
+
+def test_final_checkpoint_has_provenance(tmp_path):
+    train(TINY, tmp_path / "run", command="test")
+    model, config = load_checkpoint(tmp_path / "run" / "model", expect_task="add2")
+    assert (model.config.k, model.config.d) == (3, 9)
+    prov = config["provenance"]
+    assert prov["source"] == "train" and prov["iterations"] == 30 and prov["train_config"]["lr"] == TINY.lr
+    assert prov["data"]["summary"]["task"] == "add2" and math.isfinite(prov["final_loss"])
+
+
+def test_early_stop_once_robust_at_the_target(tmp_path, monkeypatch):
+    calls = []
+
+    def robust_everywhere(model, task, cfg):
+        calls.append(cfg.target_digits)
+        return {"robust_max_digits": 50, "probabilistic_max_digits": 50, "seconds": 0.0,
+                "levels": [{"digits": 50, "robust": True, "exact": 1, "instances": 1, "random_exact": 1,
+                            "random": 1}]}
+
+    monkeypatch.setattr(dfst.train, "evaluate_model", robust_everywhere)
+    cfg = TrainConfig(**{**TINY.__dict__, "target_digits": 50, "eval_every": 7})
+    summary = train(cfg, tmp_path / "run", command="test")
+    assert summary["stopped_by"] == "target" and summary["iterations"] == 7 and calls == [50]
+    assert read_metrics(tmp_path / "run" / "metrics.jsonl")[-1]["iteration"] == 7
+    assert train(cfg, tmp_path / "run", command="test") == summary  # finished: nothing more to do
+
+
+def test_target_length_is_evaluated(tmp_path):
+    cfg = TrainConfig(**{**TINY.__dict__, "iters": 5, "eval_every": 5, "target_digits": 7})
+    summary = train(cfg, tmp_path / "run", command="test")
+    assert [lv["digits"] for lv in summary["eval"]["levels"]] == [4, 7]
+
+
+def test_divergence_stops_with_the_last_finite_weights(tmp_path):
+    cfg = TrainConfig(**{**TINY.__dict__, "lr": 1e30, "batch": 0, "init": "random"})
+    summary = train(cfg, tmp_path / "run", command="test")
+    assert summary["stopped_by"] == "diverged" and summary["iterations"] < 30
+    load_checkpoint(tmp_path / "run" / "model")  # finite, or loading would fail
+
+
+def test_resume_refuses_another_config_or_data(tmp_path):
+    train(TINY, tmp_path / "run", command="test")
+    with pytest.raises(DfstError, match="lr=0.01, not 0.02"):
+        train(TrainConfig(**{**TINY.__dict__, "lr": 0.02}), tmp_path / "run", command="test")
+    other = record_dataset(get_task("add2"), 6, 2, seed=5)
+    with pytest.raises(DfstError, match="different training data"):
+        train(TINY, tmp_path / "run", data=other, command="test")
+    fresh = train(TrainConfig(**{**TINY.__dict__, "lr": 0.02}), tmp_path / "run", resume=False, command="t")
+    assert fresh["iterations"] == 30 and fresh["resumed_from"] is None
+
+
+def test_given_data_is_used_and_checked(tmp_path):
+    data = record_dataset(get_task("add2"), 4, 2, seed=3)
+    summary = train(TINY, tmp_path / "run", data=data, command="test")
+    assert summary["samples"] == 4
+    with pytest.raises(DfstError, match="for task add10"):
+        train(TINY, tmp_path / "other", data=record_dataset(get_task("add10"), 2, 2, seed=0), command="t")
+
+
+def test_refuses_a_directory_that_is_not_a_run(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(DfstError, match="not empty"):
+        train(TINY, tmp_path, command="test")
+    with pytest.raises(DfstError, match="not a directory"):
+        train(TINY, tmp_path / "notes.txt", command="test")
+
+
+def test_damaged_state_is_a_one_line_error(tmp_path):
+    with pytest.raises(Interrupt):
+        train(TINY, tmp_path / "run", command="test", progress=interrupt_at(12))
+    (tmp_path / "run" / "train_state.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{garbage")
+    with pytest.raises(DfstError, match="damaged") as info:
+        train(TINY, tmp_path / "run", command="test")
+    assert "\n" not in str(info.value)
+
+
+def test_train_restores_torch_settings(tmp_path):
+    threads = torch.get_num_threads()
+    train(TrainConfig(**{**TINY.__dict__, "iters": 2, "threads": 1}), tmp_path / "run", command="test")
+    assert torch.get_num_threads() == threads and not torch.are_deterministic_algorithms_enabled()
+
+
+def test_random_init_is_seeded():
+    a, b = (dfst.train.INITS["random"](DFSTConfig(3, 4), seed) for seed in (0, 0))
+    assert torch.equal(a.A, b.A) and not torch.equal(a.A, dfst.train.INITS["random"](DFSTConfig(3, 4), 1).A)
