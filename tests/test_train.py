@@ -107,7 +107,7 @@ def test_teacher_forced_scores_are_the_models(forward):
     model = DFST.from_weights(torch.eye(9) + 0.1 * torch.randn(3, 9, 9, generator=g),
                               torch.randn(3, 3, 9, generator=g), torch.randn(3, 5, 9, generator=g),
                               torch.randn(9, generator=g))
-    symbol_scores, move_scores = teacher_forced(model, reads, mask, None, TrainConfig(forward=forward))
+    symbol_scores, move_scores, _ = teacher_forced(model, reads, mask, None, TrainConfig(forward=forward))
     want_symbols, want_moves = model(reads)
     torch.testing.assert_close(symbol_scores[mask], want_symbols[mask])
     torch.testing.assert_close(move_scores[mask], want_moves[mask])
@@ -269,3 +269,17 @@ def test_train_restores_torch_settings(tmp_path):
 def test_random_init_is_seeded():
     a, b = (dfst.train.INITS["random"](DFSTConfig(3, 4), seed) for seed in (0, 0))
     assert torch.equal(a.A, b.A) and not torch.equal(a.A, dfst.train.INITS["random"](DFSTConfig(3, 4), 1).A)
+
+
+def test_vertex_penalty_is_zero_on_corners_and_positive_off_them():
+    from dfst.train import vertex_penalty
+
+    corners = torch.eye(4)[None, [0, 2, 1]]  # (1, 3, 4) one-hot states
+    mask = torch.ones(1, 3, dtype=torch.bool)
+    assert vertex_penalty(corners, mask).item() == 0.0
+    blurred = corners * 0.9 + 0.025
+    # per step: (0.925 - 1)² on the hot coordinate + 3 × 0.025² on the others
+    assert vertex_penalty(blurred, mask).item() == pytest.approx(0.075**2 + 3 * 0.025**2)
+    mask[0, 1:] = False  # padded steps do not count
+    first_only = vertex_penalty(blurred[:, :1], mask[:, :1]).item()
+    assert vertex_penalty(blurred, mask).item() == pytest.approx(first_only)

@@ -84,6 +84,7 @@ class TrainConfig:
     noise_final: float | None = None  # anneal σ linearly from `noise` to this over the run
     l1: float = 0.0               # weight of Σ|A| in the objective
     normalize_h: bool = False     # divide h by its norm at every teacher-forced step
+    discrete: float = 0.0         # weight of the vertex penalty |h_t - onehot(argmax h_t)|², ramped up
     forward: str = "scan"         # see FORWARDS: "scan", "hillis" or "loop", same values
     eval_every: int = 500         # 0 = evaluate only at the end
     eval_digits: tuple[int, ...] = (10, 100)
@@ -108,7 +109,7 @@ class TrainConfig:
                 raise DfstError(f"unknown {name} {getattr(self, name)!r} (known: {', '.join(registry)})")
         if not (math.isfinite(self.lr) and self.lr > 0):
             raise DfstError(f"lr must be a positive number, got {self.lr}")
-        for name in ("noise", "noise_final", "l1"):
+        for name in ("noise", "noise_final", "l1", "discrete"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value >= 0):
                 raise DfstError(f"{name} must be a number >= 0, got {value}")
@@ -183,13 +184,14 @@ def readout(W: torch.Tensor, h: torch.Tensor, reads: torch.Tensor) -> torch.Tens
 
 
 def teacher_forced(model: DFST, reads: torch.Tensor, mask: torch.Tensor, noise: torch.Tensor | None,
-                   cfg: TrainConfig) -> tuple[torch.Tensor, torch.Tensor]:
-    """Symbol and move scores (b, T, k), (b, T, 5) of every step, fed the expert's reads (b, T)."""
+                   cfg: TrainConfig) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Symbol and move scores (b, T, k), (b, T, 5) of every step, fed the expert's reads (b, T),
+    and the hidden states h (b, T, d) they were read from."""
     states = FORWARDS[cfg.forward]
     if cfg.normalize_h and noise is not None:
         states = prefix_states_by_symbol  # normalising between noisy steps is not a linear scan
     h = states(model.A, model.h0, reads, mask, noise, normalize=cfg.normalize_h)  # (b, T, d)
-    return readout(model.B, h, reads), readout(model.C, h, reads)
+    return readout(model.B, h, reads), readout(model.C, h, reads), h
 
 
 def mse_loss(symbol_scores, move_scores, writes, moves, mask) -> torch.Tensor:
@@ -207,6 +209,18 @@ def ce_loss(symbol_scores, move_scores, writes, moves, mask) -> torch.Tensor:
 
 
 LOSSES = {"mse": mse_loss, "ce": ce_loss}
+
+
+def vertex_penalty(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean |h_t - onehot(argmax h_t)|² over real steps: pulls hidden states onto the d corners
+    e_1..e_d, where a compiled automaton keeps them (pressure toward a finite set of states)."""
+    corner = F.one_hot(h.argmax(-1), h.shape[-1]).to(h.dtype)  # (b, T, d)
+    return torch.where(mask, ((h - corner) ** 2).sum(-1), 0.0).sum() / mask.sum()
+
+
+def discrete_at(step: int, cfg: TrainConfig) -> float:
+    """The vertex penalty's weight: ramped linearly from 0 to `discrete` over the first half."""
+    return cfg.discrete * min(1.0, 2 * step / max(cfg.iters, 1))
 
 
 def evaluate_model(model: DFST, task: Task, cfg: TrainConfig) -> dict:
@@ -287,9 +301,11 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
                 group["lr"] = lr
             # forward: teacher-forced scores from the scanned hidden states, then the loss
             noise = step_noise(cfg.seed, it, sigma, (*reads.shape, d))
-            symbol_scores, move_scores = teacher_forced(model, reads, mask, noise, cfg)
+            symbol_scores, move_scores, h = teacher_forced(model, reads, mask, noise, cfg)
             loss = LOSSES[cfg.loss](symbol_scores, move_scores, writes, moves, mask)
             objective = loss + cfg.l1 * model.A.abs().sum() if cfg.l1 else loss
+            if cfg.discrete:
+                objective = objective + discrete_at(it - 1, cfg) * vertex_penalty(h, mask)
             seconds = round(elapsed + time.perf_counter() - clock, 3)
             if not math.isfinite(loss.item()):  # stop with the weights of the last finite iteration
                 stopped_by = "diverged"

@@ -37,6 +37,7 @@ def train_command(
     noise_final: float = typer.Option(None, "--noise-final", help="Anneal σ linearly to this."),
     l1: float = typer.Option(0.0, "--l1", help="Weight of the L1 penalty on A."),
     normalize_h: bool = typer.Option(False, "--normalize-h", help="Divide h by its norm every step."),
+    discrete: float = typer.Option(0.0, "--discrete", help="Weight of the vertex penalty on h (ramped)."),
     batch: int = typer.Option(0, "--batch", help="Minibatch size (0 = full batch)."),
     forward: str = typer.Option("scan", "--forward", help="scan, hillis or loop (same values)."),
     eval_every: int = typer.Option(500, "--eval-every", help="Closed-loop evaluation period (0 = at end)."),
@@ -63,10 +64,13 @@ def train_command(
     dataset = load_dataset(data) if data is not None else None
     if dataset is not None and dataset.task != task.name:
         raise DfstError(f"dataset {data} is for task {dataset.task}, not {task.name}")
-    cfg = TrainConfig(task.name, samples, max_digits, seed, sampler, d, iters, lr, schedule, batch, init,
-                      loss, noise, noise_final, l1, normalize_h, forward, eval_every,
-                      _parse_lengths(eval_digits), eval_random, target_digits, checkpoint_every, log_every,
-                      threads)
+    cfg = TrainConfig(task=task.name, samples=samples, max_digits=max_digits, seed=seed, sampler=sampler,
+                      d=d, iters=iters, lr=lr, schedule=schedule, batch=batch, init=init, loss=loss,
+                      noise=noise, noise_final=noise_final, l1=l1, normalize_h=normalize_h,
+                      discrete=discrete, forward=forward, eval_every=eval_every,
+                      eval_digits=_parse_lengths(eval_digits), eval_random=eval_random,
+                      target_digits=target_digits, checkpoint_every=checkpoint_every,
+                      log_every=log_every, threads=threads)
     if dataset is not None:  # the file decides what the training set is
         cfg = replace(cfg, samples=dataset.samples,
                       max_digits=max(len(x) for pair in dataset.operands for x in pair))
@@ -113,7 +117,8 @@ def _command(cfg, out: Path, data: Path | None) -> str:
                                                            "--max-digits", str(cfg.max_digits)]
     flags = {"seed": cfg.seed, "sampler": cfg.sampler, "iters": cfg.iters, "lr": cfg.lr,
              "schedule": cfg.schedule, "d": cfg.d, "init": cfg.init, "loss": cfg.loss, "noise": cfg.noise,
-             "noise-final": cfg.noise_final, "l1": cfg.l1, "batch": cfg.batch, "forward": cfg.forward,
+             "noise-final": cfg.noise_final, "l1": cfg.l1, "discrete": cfg.discrete, "batch": cfg.batch,
+             "forward": cfg.forward,
              "eval-every": cfg.eval_every, "eval-digits": ",".join(map(str, cfg.eval_digits)),
              "eval-random": cfg.eval_random, "target-digits": cfg.target_digits,
              "checkpoint-every": cfg.checkpoint_every, "log-every": cfg.log_every, "threads": cfg.threads}
