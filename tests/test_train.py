@@ -283,3 +283,13 @@ def test_vertex_penalty_is_zero_on_corners_and_positive_off_them():
     mask[0, 1:] = False  # padded steps do not count
     first_only = vertex_penalty(blurred[:, :1], mask[:, :1]).item()
     assert vertex_penalty(blurred, mask).item() == pytest.approx(first_only)
+
+
+def test_jitter_init_is_the_published_init_plus_small_seeded_noise():
+    from dfst.model import DFSTConfig
+    from dfst.train import INITS
+
+    config = DFSTConfig(3, 9, "add2")
+    a, b, base = INITS["jitter"](config, 1), INITS["jitter"](config, 1), INITS["identity"](config, 1)
+    assert torch.equal(a.A, b.A) and not torch.equal(a.A, INITS["jitter"](config, 2).A)
+    assert 0 < (a.A - base.A).abs().max() < 0.1 and torch.equal(a.h0, base.h0)

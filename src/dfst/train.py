@@ -78,7 +78,7 @@ class TrainConfig:
     lr: float = 1e-2
     schedule: str = "cosine"      # see SCHEDULES
     batch: int = 0                # 0 = full batch, else a minibatch of this many samples
-    init: str = "identity"        # "identity" (published: A[j] = I, B = C = 0, h0 = e0) or "random"
+    init: str = "identity"        # "identity" (published: A[j] = I, B = C = 0, h0 = e0), "jitter", "random"
     loss: str = "mse"             # "mse" (published) or "ce"
     noise: float = 0.0            # σ of Gaussian noise added to h at every teacher-forced step
     noise_final: float | None = None  # anneal σ linearly from `noise` to this over the run
@@ -154,8 +154,22 @@ def random_init(config: DFSTConfig, seed: int) -> DFST:
     return DFST.from_weights(A, B, C, torch.eye(d)[0], task=config.task)
 
 
+def jitter_init(config: DFSTConfig, seed: int) -> DFST:
+    """The published init plus seeded N(0, 0.01²) on A, B and C: the same start, minus its saddle.
+
+    With exactly A[j] = I, B = C = 0 and h0 = e0, every gradient keeps h = e0 (training stalls unless
+    noise on h breaks the symmetry); a tiny perturbation breaks it without noise.
+    """
+    g = torch.Generator().manual_seed(seed)
+    k, d = config.k, config.d
+    A = torch.eye(d).expand(k, d, d) + 0.01 * torch.randn(k, d, d, generator=g)
+    B, C = 0.01 * torch.randn(k, k, d, generator=g), 0.01 * torch.randn(k, len(MOVES), d, generator=g)
+    return DFST.from_weights(A, B, C, torch.eye(d)[0], task=config.task)
+
+
 INITS: dict[str, Callable[[DFSTConfig, int], DFST]] = {
     "identity": lambda config, seed: DFST.init_identity(config),
+    "jitter": jitter_init,
     "random": random_init,
 }
 

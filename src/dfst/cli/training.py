@@ -31,7 +31,7 @@ def train_command(
     lr: float = typer.Option(1e-2, "--lr", help="Peak Adam learning rate."),
     schedule: str = typer.Option("cosine", "--schedule", help="cosine, constant or linear."),
     d: int = typer.Option(None, "--d", help="Hidden size (default: the expert's number of states)."),
-    init: str = typer.Option("identity", "--init", help="identity (published) or random."),
+    init: str = typer.Option("identity", "--init", help="identity (published), jitter or random."),
     loss: str = typer.Option("mse", "--loss", help="mse (published) or ce."),
     noise: float = typer.Option(0.0, "--noise", help="σ of Gaussian noise on h at every step."),
     noise_final: float = typer.Option(None, "--noise-final", help="Anneal σ linearly to this."),
