@@ -26,3 +26,8 @@ jobs_for_seed() {
 }
 for seed in 0 1 2; do jobs_for_seed "$seed"; done
 dfst report-runs "$OUT"/*/ --markdown
+# The 100,000-iteration runs of docs/training.md (about 5 CPU minutes each):
+#   dfst train add2 --out runs/long/noise-l1-100k[-sN] [--seed N] --iters 100000 --noise 0.05 --l1 1e-5 \
+#     --eval-every 10000 --eval-digits 10,100,1000 --forward loop
+#   dfst train add2 --out runs/long/anneal-discrete-100k --iters 100000 --noise 0.1 --noise-final 0 \
+#     --discrete 1.0 --eval-every 10000 --eval-digits 10,100,1000 --forward loop

@@ -1,0 +1,98 @@
+"""Read a finite automaton off a DFST, from its teacher-forced hidden states on PTOs.
+
+The model is run teacher-forced on PTOs (a trained model's own training set: no other data). Each
+hidden state is scaled by its max-abs entry and the states are clustered greedily: a state joins
+the first cluster whose centre is within `radius` in the max norm. Each (cluster, read symbol) pair
+takes the action and successor cluster the PTOs show; a pair shown with two different outcomes is a
+conflict. The radius is the largest on a fixed ladder that gives no conflict (fewest states), so the
+choice uses nothing but the training PTOs. The result is a `Transducer` (states s0, s1, ..., halt),
+which `compile_agent` turns into an exact one-hot DFST.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from dfst.automata import MOVES, Rule, Transducer, make_transducer
+from dfst.data import PtoDataset
+from dfst.errors import DfstError
+
+RADII = (2.0, 1.5, 1.0, 0.7, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01)  # tried largest first
+HALT = "halt"
+
+
+@dataclass(frozen=True)
+class Extraction:
+    agent: Transducer
+    radius: float
+    clusters: int
+    pairs: int  # (state, symbol) pairs with a rule
+
+
+def teacher_forced_points(weights: tuple[np.ndarray, ...], data: PtoDataset):
+    """Scaled hidden states (n, d) and steps (from, read, write, move, to) over every PTO."""
+    A, _, _, h0 = (w.astype(np.float64) for w in weights)
+    points, steps = [], []
+    for i in range(data.samples):
+        h = h0
+        points.append(_scaled(h))
+        for x, w, m in data.trace(i):
+            h = A[x] @ h
+            points.append(_scaled(h))
+            steps.append((len(points) - 2, int(x), int(w), int(m), len(points) - 1))
+    return np.array(points), steps
+
+
+def _scaled(h: np.ndarray) -> np.ndarray:
+    top = np.abs(h).max()
+    return h / top if top > 0 else h
+
+
+def cluster(points: np.ndarray, radius: float) -> np.ndarray:
+    """Greedy leader clustering in the max norm; returns a label per point."""
+    centres: list[np.ndarray] = []
+    labels = np.empty(len(points), dtype=np.int64)
+    for j, p in enumerate(points):
+        near = [c for c, q in enumerate(centres) if np.abs(p - q).max() < radius]
+        if near:
+            labels[j] = near[0]
+        else:
+            centres.append(p)
+            labels[j] = len(centres) - 1
+    return labels
+
+
+def read_rules(labels: np.ndarray, steps, alphabet) -> tuple[dict, int]:
+    """The rule of each (cluster, symbol) pair the steps show, and how many pairs conflict."""
+    seen: dict[tuple[int, int], Counter] = defaultdict(Counter)
+    for i, x, w, m, j in steps:
+        seen[(labels[i], x)][(HALT if MOVES[m] == "S" else int(labels[j]), w, m)] += 1
+    rules = {}
+    for (c, x), outcomes in seen.items():
+        (nxt, w, m), _ = outcomes.most_common(1)[0]
+        rules[(c, x)] = Rule(f"s{c}", alphabet[x], nxt if nxt == HALT else f"s{nxt}", alphabet[w], MOVES[m])
+    return rules, sum(len(o) > 1 for o in seen.values())
+
+
+def extract_automaton(weights: tuple[np.ndarray, ...], data: PtoDataset, alphabet: tuple[str, ...],
+                      blank: str, radii: tuple[float, ...] = RADII) -> Extraction:
+    """The automaton of the largest conflict-free radius; DfstError if every radius conflicts."""
+    points, steps = teacher_forced_points(weights, data)
+    for radius in radii:
+        labels = cluster(points, radius)
+        rules, conflicts = read_rules(labels, steps, alphabet)
+        if conflicts == 0:
+            return Extraction(_transducer(labels, rules, alphabet, blank), radius,
+                              int(labels.max()) + 1, len(rules))
+    raise DfstError(f"no radius in {list(radii)} reads a conflict-free automaton off these PTOs")
+
+
+def _transducer(labels: np.ndarray, rules: dict, alphabet, blank: str) -> Transducer:
+    initial = f"s{labels[0]}"
+    named = {r.state for r in rules.values()} | {r.next for r in rules.values()}
+    others = sorted(named - {HALT, initial}, key=lambda s: int(s[1:]))
+    return make_transducer([initial, *others, HALT], alphabet, rules.values(), initial=initial,
+                           final=HALT, blank=blank, name="extracted")
