@@ -197,7 +197,7 @@ def test_final_checkpoint_has_provenance(tmp_path):
 def test_early_stop_once_robust_at_the_target(tmp_path, monkeypatch):
     calls = []
 
-    def robust_everywhere(model, task, cfg):
+    def robust_everywhere(model, task, cfg, data=None):
         calls.append(cfg.target_digits)
         return {"robust_max_digits": 50, "probabilistic_max_digits": 50, "seconds": 0.0,
                 "levels": [{"digits": 50, "robust": True, "exact": 1, "instances": 1, "random_exact": 1,
@@ -293,3 +293,17 @@ def test_jitter_init_is_the_published_init_plus_small_seeded_noise():
     a, b, base = INITS["jitter"](config, 1), INITS["jitter"](config, 1), INITS["identity"](config, 1)
     assert torch.equal(a.A, b.A) and not torch.equal(a.A, INITS["jitter"](config, 2).A)
     assert 0 < (a.A - base.A).abs().max() < 0.1 and torch.equal(a.h0, base.h0)
+
+
+def test_extract_option_evaluates_the_read_off_automaton(tmp_path):
+    from dfst.train import TrainConfig, best_robust, train
+
+    cfg = TrainConfig(iters=4, eval_every=2, eval_digits=(2,), eval_random=2, noise=0.05, extract=True,
+                      log_every=1)
+    summary = train(cfg, tmp_path / "run", command="test")
+    evaluation = summary["eval"]
+    assert "extracted" in evaluation  # None when no conflict-free automaton could be read yet
+    if evaluation["extracted"] is not None:
+        assert evaluation["extracted"]["levels"][0]["digits"] == 2
+    assert best_robust(evaluation) >= evaluation["robust_max_digits"]
+    assert best_robust({"robust_max_digits": 3, "extracted": {"robust_max_digits": 50}}) == 50

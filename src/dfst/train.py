@@ -85,6 +85,8 @@ class TrainConfig:
     l1: float = 0.0               # weight of Σ|A| in the objective
     normalize_h: bool = False     # divide h by its norm at every teacher-forced step
     discrete: float = 0.0         # weight of the vertex penalty |h_t - onehot(argmax h_t)|², ramped up
+    extract: bool = False         # also evaluate the automaton read off the states (dfst.extract);
+                                  # target_digits then applies to the better of the two
     forward: str = "scan"         # see FORWARDS: "scan", "hillis" or "loop", same values
     eval_every: int = 500         # 0 = evaluate only at the end
     eval_digits: tuple[int, ...] = (10, 100)
@@ -237,11 +239,36 @@ def discrete_at(step: int, cfg: TrainConfig) -> float:
     return cfg.discrete * min(1.0, 2 * step / max(cfg.iters, 1))
 
 
-def evaluate_model(model: DFST, task: Task, cfg: TrainConfig) -> dict:
-    """Closed-loop exact match (h rescaled every step) at each evaluation length and target_digits."""
+def evaluate_model(model: DFST, task: Task, cfg: TrainConfig, data: PtoDataset | None = None) -> dict:
+    """Closed-loop exact match (h rescaled every step) at each evaluation length and target_digits;
+    with cfg.extract, also of the automaton read off the model's states on the training `data`."""
+    result = _closed_loop(DfstWeights.of(*model.numpy_weights()), task, cfg)
+    if cfg.extract and data is not None:
+        from dfst.compile import compile_agent
+        from dfst.extract import extract_automaton
+        from dfst.tasks.base import BLANK
+
+        try:
+            found = extract_automaton(model.numpy_weights(), data, task.alphabet, BLANK)
+        except DfstError:
+            result["extracted"] = None  # no conflict-free automaton yet
+        else:
+            weights = DfstWeights.of(*compile_agent(found.agent).numpy_weights())
+            result["extracted"] = _closed_loop(weights, task, cfg) | {"states": found.agent.d,
+                                                                     "rules": found.pairs}
+    return result
+
+
+def best_robust(evaluation: dict) -> int:
+    """The robust length of the model or of its extracted automaton, whichever is longer."""
+    extracted = evaluation.get("extracted") or {}
+    return max(evaluation["robust_max_digits"], extracted.get("robust_max_digits", 0))
+
+
+def _closed_loop(weights: DfstWeights, task: Task, cfg: TrainConfig) -> dict:
     digits = sorted(set(cfg.eval_digits) | ({cfg.target_digits} - {0}))
     eval_cfg = EvalConfig(tuple(digits), random=cfg.eval_random, rescale=True)
-    report, _ = run_protocol(task, DfstWeights.of(*model.numpy_weights()), eval_cfg)
+    report, _ = run_protocol(task, weights, eval_cfg)
     levels = [{key: lv[key] for key in ("digits", "robust", "exact", "instances", "random_exact", "random")}
               for lv in report["levels"]]
     return {"robust_max_digits": report["robust_max_digits"],
@@ -338,8 +365,8 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
                 record["noise"] = sigma
             if (cfg.eval_every and it % cfg.eval_every == 0) or it == cfg.iters:
                 with torch.no_grad():
-                    last_eval = record["eval"] = evaluate_model(model, task, cfg)
-                if cfg.target_digits and last_eval["robust_max_digits"] >= cfg.target_digits:
+                    last_eval = record["eval"] = evaluate_model(model, task, cfg, data)
+                if cfg.target_digits and best_robust(last_eval) >= cfg.target_digits:
                     stopped_by = "target"
             if it % cfg.log_every == 0 or "eval" in record or stopped_by:
                 append_metrics(out / METRICS_FILE, record)

@@ -38,6 +38,7 @@ def train_command(
     l1: float = typer.Option(0.0, "--l1", help="Weight of the L1 penalty on A."),
     normalize_h: bool = typer.Option(False, "--normalize-h", help="Divide h by its norm every step."),
     discrete: float = typer.Option(0.0, "--discrete", help="Weight of the vertex penalty on h (ramped)."),
+    extract: bool = typer.Option(False, "--extract", help="Also evaluate the automaton read off h."),
     batch: int = typer.Option(0, "--batch", help="Minibatch size (0 = full batch)."),
     forward: str = typer.Option("scan", "--forward", help="scan, hillis or loop (same values)."),
     eval_every: int = typer.Option(500, "--eval-every", help="Closed-loop evaluation period (0 = at end)."),
@@ -67,7 +68,7 @@ def train_command(
     cfg = TrainConfig(task=task.name, samples=samples, max_digits=max_digits, seed=seed, sampler=sampler,
                       d=d, iters=iters, lr=lr, schedule=schedule, batch=batch, init=init, loss=loss,
                       noise=noise, noise_final=noise_final, l1=l1, normalize_h=normalize_h,
-                      discrete=discrete, forward=forward, eval_every=eval_every,
+                      discrete=discrete, extract=extract, forward=forward, eval_every=eval_every,
                       eval_digits=_parse_lengths(eval_digits), eval_random=eval_random,
                       target_digits=target_digits, checkpoint_every=checkpoint_every,
                       log_every=log_every, threads=threads)
@@ -125,7 +126,8 @@ def _command(cfg, out: Path, data: Path | None) -> str:
     for name, value in flags.items():
         if value is not None:
             args += [f"--{name}", str(value)]
-    return shlex.join(args + (["--normalize-h"] if cfg.normalize_h else []))
+    switches = [flag for flag, on in (("--normalize-h", cfg.normalize_h), ("--extract", cfg.extract)) if on]
+    return shlex.join(args + switches)
 
 
 def _eval_text(report: dict | None) -> str:
