@@ -12,6 +12,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from dfst.errors import DfstError
 
@@ -57,3 +58,19 @@ def read_operand(text: str) -> str:
         return "".join(Path(text[1:]).read_text().split())
     except (OSError, UnicodeDecodeError) as exc:
         raise DfstError(f"cannot read operand file {text[1:]}: {exc}") from None
+
+
+def show_rows(rows: list[dict], columns: tuple[str, ...], title: str, *,
+              markdown: bool, as_json: bool) -> None:
+    """Print result rows as JSON, a Markdown table (for README and docs) or a rich table."""
+    if as_json:
+        return print_json(rows)
+    cells = [[f"{row[c]:,}" if isinstance(row[c], int) else str(row[c]) for c in columns] for row in rows]
+    if markdown:
+        print("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
+        print("\n".join("| " + " | ".join(line) + " |" for line in cells))
+        return
+    table = Table(*columns, title=title)
+    for line in cells:
+        table.add_row(*line)
+    console.print(table)

@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
-from dfst.cli.app import JsonOption, app, console, print_json
+from dfst.cli.app import JsonOption, app, show_rows
 from dfst.errors import DfstError
 
 COLUMNS = ("task", "model", "params", "robust LG", "probabilistic LG", "largest N tested", "h mode",
@@ -22,19 +21,8 @@ def report_command(
     as_json: bool = JsonOption,
 ) -> None:
     """Tabulate length-generalisation results of evaluated checkpoints."""
-    rows = [_row(path) for path in checkpoints]
-    if as_json:
-        return print_json(rows)
-    if markdown:
-        print("| " + " | ".join(COLUMNS) + " |")
-        print("|" + "---|" * len(COLUMNS))
-        for row in rows:
-            print("| " + " | ".join(_fmt(row[c]) for c in COLUMNS) + " |")
-        return
-    table = Table(*COLUMNS, title="length generalisation (dfst eval)")
-    for row in rows:
-        table.add_row(*(_fmt(row[c]) for c in COLUMNS))
-    console.print(table)
+    show_rows([_row(path) for path in checkpoints], COLUMNS, "length generalisation (dfst eval)",
+              markdown=markdown, as_json=as_json)
 
 
 def _row(path: Path) -> dict:
@@ -54,7 +42,3 @@ def _read_json(path: Path) -> dict:
         raise DfstError(f"{path} is missing (run dfst eval on {path.parent} first)") from None
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise DfstError(f"{path} is not valid JSON") from None
-
-
-def _fmt(value) -> str:
-    return f"{value:,}" if isinstance(value, int) else str(value)

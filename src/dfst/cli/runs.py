@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
-from dfst.cli.app import JsonOption, app, console, print_json
+from dfst.cli.app import JsonOption, app, console, show_rows
 from dfst.errors import DfstError
 
 COLUMNS = ("run", "samples", "d", "iterations", "final loss", "robust LG", "probabilistic LG",
@@ -40,18 +39,7 @@ def report_runs_command(
     as_json: bool = JsonOption,
 ) -> None:
     """One row per training run: final loss and the last closed-loop evaluation."""
-    rows = [_row(r) for r in runs]
-    if as_json:
-        return print_json(rows)
-    cells = [[str(row[c]) for c in COLUMNS] for row in rows]
-    if markdown:
-        print("| " + " | ".join(COLUMNS) + " |\n|" + "---|" * len(COLUMNS))
-        print("\n".join("| " + " | ".join(c) + " |" for c in cells))
-        return
-    table = Table(*COLUMNS, title="training runs")
-    for c in cells:
-        table.add_row(*c)
-    console.print(table)
+    show_rows([_row(r) for r in runs], COLUMNS, "training runs", markdown=markdown, as_json=as_json)
 
 
 @app.command("plot-runs")
