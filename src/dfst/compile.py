@@ -21,8 +21,9 @@ from dfst.automata import Transducer
 from dfst.model import DFST, weight_shapes
 
 
-def compile_agent(agent: Transducer) -> DFST:
-    """The DFST with k = agent.k, d = agent.d that reproduces `agent` exactly."""
+def compile_agent(agent: Transducer, task: str | None = None) -> DFST:
+    """The DFST with k = agent.k, d = agent.d that reproduces `agent` exactly; its config names
+    `task` (default: the agent's name, which is the task's for the experts)."""
     if not isinstance(agent, Transducer):
         raise TypeError(f"compile_agent needs a Transducer, got {type(agent).__name__}")
     A, B, C, h0 = (np.zeros(shape, dtype=np.float32) for shape in weight_shapes(agent.k, agent.d).values())
@@ -32,4 +33,4 @@ def compile_agent(agent: Transducer) -> DFST:
     B[symbol, wrt[state, symbol], state] = 1.0  # (k, k, d): column `state` of B[symbol] is e_write
     C[symbol, mov[state, symbol], state] = 1.0  # (k, 5, d): column `state` of C[symbol] is e_move
     h0[agent.states.index(agent.initial)] = 1.0  # (d,)
-    return DFST.from_weights(*(torch.from_numpy(w) for w in (A, B, C, h0)), task=agent.name)
+    return DFST.from_weights(*(torch.from_numpy(w) for w in (A, B, C, h0)), task=task or agent.name)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import typer
@@ -33,8 +32,7 @@ def extract_command(
     model, config = load_checkpoint(run / "model")
     task = get_task(config["task"])
     found = extract_automaton(model.numpy_weights(), load_dataset(run / "data.pto.zip"), task.alphabet, BLANK)
-    compiled = compile_agent(found.agent)
-    compiled.config = dataclasses.replace(compiled.config, task=task.name)
+    compiled = compile_agent(found.agent, task=task.name)
     provenance = {"source": "extract", "run": str(run), "radius": found.radius,
                   "clusters": found.clusters, "rules": found.pairs}
     save_checkpoint(compiled, out, provenance, overwrite=force)

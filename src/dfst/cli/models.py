@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -36,8 +35,7 @@ def compile_command(
 
     task = get_task(task_name)
     agent = agent_for(task, agent_file)
-    model = compile_agent(agent)
-    model.config = dataclasses.replace(model.config, task=task.name)  # a custom agent's name may differ
+    model = compile_agent(agent, task=task.name)  # a custom agent's name may differ from the task's
     provenance = {"source": "compile", "agent": agent.name, "rules": len(agent.rules),
                   "agent_file": str(agent_file) if agent_file else None}
     save_checkpoint(model, out, provenance, overwrite=force)
