@@ -37,19 +37,25 @@ def plot_length_generalisation(report: dict, path: str | Path) -> Path:
 
 
 def plot_training_runs(series: dict[str, list[dict]], path: str | Path) -> Path:
-    """Left: teacher-forced loss (log); right: closed-loop robust length (log, 0 drawn at 1)."""
-    fig, (ax_loss, ax_lg) = plt.subplots(1, 2, figsize=(10, 4), dpi=110)
+    """Per run against iterations: teacher-forced loss (log), closed-loop robust length (log, 0 drawn
+    at 1), and the fraction of instances exact at the shortest evaluation length."""
+    fig, (ax_loss, ax_lg, ax_exact) = plt.subplots(1, 3, figsize=(14, 4), dpi=110)
     for name, records in series.items():
         logged = [r for r in records if "loss" in r and r["loss"] == r["loss"]]
         ax_loss.plot([r["iteration"] for r in logged], [r["loss"] for r in logged], label=name, lw=1)
         evals = [r for r in records if "eval" in r]
-        ax_lg.plot([r["iteration"] for r in evals], [max(1, r["eval"]["robust_max_digits"]) for r in evals],
-                   "o-", label=name, lw=1, ms=3)
+        steps = [r["iteration"] for r in evals]
+        ax_lg.plot(steps, [max(1, r["eval"]["robust_max_digits"]) for r in evals], "o-", lw=1, ms=3)
+        first = [r["eval"]["levels"][0] for r in evals]
+        ax_exact.plot(steps, [lv["exact"] / lv["instances"] for lv in first], "o-", label=name, lw=1, ms=3)
+    evaluated = (r for records in series.values() for r in records if "eval" in r)
+    shortest = next((r["eval"]["levels"][0]["digits"] for r in evaluated), "?")
     ax_loss.set(yscale="log", xlabel="iteration", ylabel="training loss")
     ax_lg.set(yscale="log", xlabel="iteration", ylabel="robust to N digits (1 = none)")
-    for ax in (ax_loss, ax_lg):
+    ax_exact.set(ylim=(-0.05, 1.05), xlabel="iteration", ylabel=f"fraction exact at {shortest} digits")
+    for ax in (ax_loss, ax_lg, ax_exact):
         ax.grid(True, which="both", alpha=0.3)
-    ax_lg.legend(fontsize=6, loc="upper left")
+    ax_exact.legend(fontsize=6, loc="upper left")
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path)
