@@ -28,7 +28,8 @@ def report_command(
 def _row(path: Path) -> dict:
     report, config = _read_json(path / "eval.json"), _read_json(path / "config.json")
     provenance = config.get("provenance") or {}
-    return {"task": report["task"], "model": f"{provenance.get('source', '?')} ({path.name})",
+    label = f"{provenance.get('source', '?')} ({path.parent.name}/{path.name})"
+    return {"task": report["task"], "model": label,
             "params": config.get("params"), "robust LG": report["robust_max_digits"],
             "probabilistic LG": report["probabilistic_max_digits"],
             "largest N tested": max(lv["digits"] for lv in report["levels"]),
