@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 
 from dfst.arith import exact_answer
 from dfst.errors import DfstError
-from dfst.grid.grid import Grid
-from dfst.grid.world import Outcome, move_head, run_agent
+from dfst.grid.world import Outcome, run_agent
 from dfst.rollout import run_table
 from dfst.tasks import TASKS, Instance, Task
 
@@ -96,19 +95,9 @@ def test_expert_size(name, max_k, max_d):
 
 def visited_rules(task: Task, instance: Instance) -> set[tuple[str, str]]:
     """(state, symbol) pairs the expert reads on `instance`, replaying the reference semantics."""
-    agent, layout = task.agent, task.layout(instance)
-    index = {s: i for i, s in enumerate(agent.alphabet)}
-    grid, head, state, seen = Grid.from_array(layout.cells, task.blank), layout.head, agent.initial, set()
-    for _ in range(task.max_steps(instance)):
-        symbol = agent.alphabet[grid.read(head)]
-        rule = agent.rule(state, symbol)
-        assert rule is not None, (instance, state, symbol)
-        seen.add((state, symbol))
-        grid.write(head, index[rule.write])
-        head, state = move_head(head, rule.move), rule.next
-        if state == agent.final:
-            return seen
-    raise AssertionError(f"{instance} did not halt")
+    run = run_agent(task.agent, task.layout(instance), task.max_steps(instance), record=True)
+    assert run.outcome == Outcome.HALTED, (instance, run.outcome, run.state)
+    return set(run.visited)
 
 
 def coverage_instances(task: Task) -> list[Instance]:

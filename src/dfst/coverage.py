@@ -9,30 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from dfst.automata import MOVE_DELTA, Transducer
+from dfst.automata import Transducer
 from dfst.grid.grid import Layout
+from dfst.grid.world import run_agent
 from dfst.tasks.base import Instance, Task, random_operand
 
 Rule = tuple[str, str]
 
 
 def rules_used(agent: Transducer, layout: Layout, max_steps: int) -> set[Rule]:
-    """The (state, symbol) pairs the agent's run on `layout` uses (reference semantics)."""
-    cells, (r, c), state = layout.cells.copy(), layout.head, agent.initial
-    symbol_ix = {s: i for i, s in enumerate(agent.alphabet)}
-    used: set[Rule] = set()
-    for _ in range(max_steps):
-        symbol = agent.alphabet[cells[r, c]]
-        rule = agent.rule(state, symbol)
-        if rule is None:
-            break
-        used.add((state, symbol))
-        cells[r, c] = symbol_ix[rule.write]
-        if rule.move == "S":
-            break
-        dr, dc = MOVE_DELTA[rule.move]
-        r, c, state = r + dr, c + dc, rule.next
-    return used
+    """The (state, symbol) pairs the agent's run on `layout` uses (the reference simulator's)."""
+    return set(run_agent(agent, layout, max_steps, record=True).visited)
 
 
 def coverage(task: Task, instances: list[Instance]) -> tuple[set[Rule], set[Rule]]:

@@ -31,6 +31,7 @@ class RunResult:
     head: Pos
     grid: Grid
     trace: list[tuple[int, int, int]] = field(default_factory=list)  # (read, write, move) indices
+    visited: list[tuple[str, str]] = field(default_factory=list)  # (state, symbol) of each step's rule
 
 
 def move_head(head: Pos, move: str) -> Pos:
@@ -43,16 +44,17 @@ def run_agent(agent: Transducer, layout: Layout, max_steps: int, *, record: bool
     symbol_ix = {s: i for i, s in enumerate(agent.alphabet)}
     blank = symbol_ix[agent.blank]
     grid = Grid.from_array(layout.cells, blank)
-    head, state, trace = layout.head, agent.initial, []
+    head, state, trace, visited = layout.head, agent.initial, [], []
     for step in range(max_steps):
         read = grid.read(head)
         rule = agent.rule(state, agent.alphabet[read])
         if rule is None:
-            return RunResult(Outcome.NO_RULE, step, state, head, grid, trace)
+            return RunResult(Outcome.NO_RULE, step, state, head, grid, trace, visited)
         grid.write(head, symbol_ix[rule.write])
         if record:
             trace.append((read, symbol_ix[rule.write], MOVE_INDEX[rule.move]))
+            visited.append((state, rule.read))
         head, state = move_head(head, rule.move), rule.next
         if rule.move == "S":
-            return RunResult(Outcome.HALTED, step + 1, state, head, grid, trace)
-    return RunResult(Outcome.STEP_LIMIT, max_steps, state, head, grid, trace)
+            return RunResult(Outcome.HALTED, step + 1, state, head, grid, trace, visited)
+    return RunResult(Outcome.STEP_LIMIT, max_steps, state, head, grid, trace, visited)
