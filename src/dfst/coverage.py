@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from dfst.automata import Transducer
+from dfst.data import sample_instance
 from dfst.grid.grid import Layout
 from dfst.grid.world import run_agent
-from dfst.tasks.base import Instance, Task, random_operand
+from dfst.tasks.base import Instance, Task
 
 Rule = tuple[str, str]
 
@@ -34,11 +35,10 @@ def candidate_instances(task: Task, max_digits: int, rng: np.random.Generator, c
     """Hard instances up to max_digits, random pairs, and random pairs with leading zeros."""
     pool = [inst for n in range(1, max_digits + 1) for inst in task.hard_instances(n)]
     for _ in range(count):
-        a, b = _random_pair(task, max_digits, rng)
-        pool.append(Instance(a, b))
+        inst = sample_instance(task, rng, 1, max_digits)
         zeros = int(rng.integers(1, max(2, max_digits)))
-        padded = ("0" * zeros + a)[:max_digits]  # leading zeros reach rules nothing else reaches
-        pool.append(Instance(padded, b, "leading_zeros"))
+        padded = ("0" * zeros + inst.a)[:max_digits]  # leading zeros reach rules nothing else reaches
+        pool += [inst, Instance(padded, inst.b, "leading_zeros")]
     return pool
 
 
@@ -57,11 +57,6 @@ def cover_instances(task: Task, samples: int, max_digits: int, seed: int,
         chosen.append(pool[best])
         covered |= used_by[best]
     while len(chosen) < samples:
-        chosen.append(Instance(*_random_pair(task, max_digits, rng)))
+        chosen.append(sample_instance(task, rng, 1, max_digits))
     return chosen
 
-
-def _random_pair(task: Task, max_digits: int, rng: np.random.Generator) -> tuple[str, str]:
-    """Lengths uniform in [1, max_digits], then non-zero leading digits (the dataset sampling rule)."""
-    n, m = rng.integers(1, max_digits + 1, size=2)
-    return random_operand(rng, int(n), task.base), random_operand(rng, int(m), task.base)

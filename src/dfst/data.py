@@ -112,8 +112,7 @@ def record_dataset(task: Task, samples: int, max_digits: int, seed: int, min_dig
     rng = np.random.default_rng(seed)
     operands, traces = [], []
     for done in range(1, samples + 1):
-        n, m = rng.integers(min_digits, max_digits + 1, size=2)
-        inst = Instance(random_operand(rng, int(n), task.base), random_operand(rng, int(m), task.base))
+        inst = sample_instance(task, rng, min_digits, max_digits)
         traces.append(_record(task, inst))
         operands.append((inst.a, inst.b))
         if progress is not None:
@@ -125,6 +124,12 @@ def record_dataset(task: Task, samples: int, max_digits: int, seed: int, min_dig
         sampling={"rule": SAMPLING_RULE, "min_digits": min_digits, "max_digits": max_digits},
         operands=operands, reads=steps[:, 0].copy(), writes=steps[:, 1].copy(), moves=steps[:, 2].copy(),
         offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), alphabet=task.alphabet)
+
+
+def sample_instance(task: Task, rng: np.random.Generator, min_digits: int, max_digits: int) -> Instance:
+    """The sampling rule: both lengths uniform in [min_digits, max_digits], then a, then b."""
+    n, m = rng.integers(min_digits, max_digits + 1, size=2)
+    return Instance(random_operand(rng, int(n), task.base), random_operand(rng, int(m), task.base))
 
 
 def _record(task: Task, inst: Instance) -> np.ndarray:
