@@ -6,6 +6,7 @@ is only replaced when the caller says so.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -44,3 +45,14 @@ def write_atomic(path: str | Path, data: bytes) -> None:
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise DfstError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def read_json_file(path: str | Path, missing: str, invalid: str | None = None) -> object:
+    """Parsed JSON at `path`; a one-line DfstError, `missing` or `invalid`, if absent or not JSON."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text())
+    except OSError:
+        raise DfstError(missing) from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise DfstError(invalid or f"{path} is not valid JSON") from None

@@ -14,7 +14,7 @@ from dfst.cli.agents import agent_for
 from dfst.cli.app import JsonOption, app, console, print_json
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
-from dfst.io import write_atomic
+from dfst.io import read_json_file, write_atomic
 from dfst.rollout import DfstWeights, InstanceResult, judge, run_dfst
 from dfst.tasks import Instance, Task, get_task
 
@@ -178,12 +178,8 @@ def replay_command(
 
 
 def _read_failure(path: Path) -> dict:
-    try:
-        saved = json.loads(path.read_text())
-    except OSError:
-        raise DfstError(f"no saved instance at {path} (run dfst eval first, or pass --failure)") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise DfstError(f"{path} is not a saved instance (bad JSON)") from None
+    saved = read_json_file(path, f"no saved instance at {path} (run dfst eval first, or pass --failure)",
+                           f"{path} is not a saved instance (bad JSON)")
     if not isinstance(saved, dict) or not {"a", "b"} <= set(saved):
         raise DfstError(f"{path} is not a saved instance (needs keys a and b)")
     return saved

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
 from dfst.cli.app import JsonOption, app, show_rows
-from dfst.errors import DfstError
+from dfst.io import read_json_file
 
 COLUMNS = ("task", "model", "params", "robust LG", "probabilistic LG", "largest N tested", "h mode",
            "eval seconds")
@@ -26,7 +25,8 @@ def report_command(
 
 
 def _row(path: Path) -> dict:
-    report, config = _read_json(path / "eval.json"), _read_json(path / "config.json")
+    report = read_json_file(path / "eval.json", f"{path}/eval.json is missing (run dfst eval {path} first)")
+    config = read_json_file(path / "config.json", f"{path}/config.json is missing (not a checkpoint)")
     provenance = config.get("provenance") or {}
     label = f"{provenance.get('source', '?')} ({path.parent.name}/{path.name})"
     return {"task": report["task"], "model": label,
@@ -34,12 +34,3 @@ def _row(path: Path) -> dict:
             "probabilistic LG": report["probabilistic_max_digits"],
             "largest N tested": max(lv["digits"] for lv in report["levels"]),
             "h mode": report["mode"], "eval seconds": report.get("seconds")}
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except OSError:
-        raise DfstError(f"{path} is missing (run dfst eval on {path.parent} first)") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise DfstError(f"{path} is not valid JSON") from None

@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
 from dfst.cli.app import JsonOption, app, console, show_rows
 from dfst.errors import DfstError
+from dfst.io import read_json_file
+from dfst.train_state import read_metrics
 
 COLUMNS = ("run", "samples", "d", "iterations", "final loss", "robust LG", "probabilistic LG",
            "CPU seconds")
 
 
 def _summary(run: Path) -> dict:
-    try:
-        return json.loads((run / "summary.json").read_text())
-    except OSError:
-        raise DfstError(f"{run} has no summary.json (not a finished dfst train run)") from None
-    except json.JSONDecodeError:
-        raise DfstError(f"{run}/summary.json is not valid JSON") from None
+    return read_json_file(run / "summary.json", f"{run} has no summary.json (not a finished dfst train run)")
 
 
 def _row(run: Path) -> dict:
@@ -55,7 +51,6 @@ def plot_runs_command(
 
 
 def _read_metrics(run: Path) -> list[dict]:
-    try:
-        return [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines() if line]
-    except OSError:
-        raise DfstError(f"{run} has no metrics.jsonl (not a dfst train run)") from None
+    if not (run / "metrics.jsonl").exists():
+        raise DfstError(f"{run} has no metrics.jsonl (not a dfst train run)")
+    return read_metrics(run / "metrics.jsonl")
