@@ -86,11 +86,10 @@ def level_instances(task: Task, n: int, cfg: EvalConfig) -> list:
 
 
 def evaluate_level(
-    task: Task, weights: DfstWeights | None, n: int, cfg: EvalConfig,
+    task: Task, weights: DfstWeights | None, n: int, instances: list, cfg: EvalConfig,
     on_steps: Callable[[int], None] | None = None,
 ) -> tuple[LevelReport, InstanceResult | None]:
     """Run one length; returns the report and the first failing instance (or None)."""
-    instances = level_instances(task, n, cfg)
     start = time.perf_counter()
     results = rollout(task, instances, weights=weights, rescale=cfg.rescale, on_steps=on_steps)
     seconds = time.perf_counter() - start
@@ -161,9 +160,10 @@ def run_protocol(task: Task, weights: DfstWeights | None, cfg: EvalConfig, *,
             if time.perf_counter() - start + predicted > cfg.time_budget:
                 stopped_by = "time_budget"
                 break
+        instances = level_instances(task, n, cfg)  # drawn once: at 10^7 digits they are ~1 GB
         if on_level is not None:
-            on_level(n, len(level_instances(task, n, cfg)))
-        report, failure = evaluate_level(task, weights, n, cfg, on_steps)
+            on_level(n, len(instances))
+        report, failure = evaluate_level(task, weights, n, instances, cfg, on_steps)
         reports.append(report)
         first_failure = first_failure or failure
         if cfg.until_fail and not report.robust:
