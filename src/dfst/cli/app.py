@@ -50,6 +50,22 @@ def print_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, indent=1) + "\n")
 
 
+def parse_int_list(text: str, option: str) -> tuple[int, ...]:
+    """Comma-separated integers given to `option` (underscores allowed: 1_000_000)."""
+    try:
+        return tuple(int(v.replace("_", "")) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise DfstError(f"{option} {text!r} is not a comma-separated list of integers") from None
+
+
+def parse_lengths(text: str, option: str) -> tuple[int, ...]:
+    """One or more comma-separated lengths, each >= 1."""
+    values = parse_int_list(text, option)
+    if not values or min(values) < 1:
+        raise DfstError(f"{option} {text!r} needs one or more lengths >= 1")
+    return values
+
+
 def read_operand(text: str) -> str:
     """An operand, or `@FILE` for one too long for the command line (digits, whitespace ignored)."""
     if not text.startswith("@"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from dfst.cli.app import JsonOption, app, console, print_json
+from dfst.cli.app import JsonOption, app, console, parse_lengths, print_json
 from dfst.errors import DfstError
 
 bench_app = typer.Typer(help="Benchmarks (ratios against a baseline measured in the same run).",
@@ -24,9 +24,7 @@ def bench_rollout_command(
 ) -> None:
     """Steps per second, engine vs per-step PyTorch loop (batch 1), and peak memory of a long run."""
     from dfst.bench import bench_memory, bench_rollout, smallest_dim
-    from dfst.cli.models import parse_digits
-
-    sizes = parse_digits(dims)
+    sizes = parse_lengths(dims, "--dims")
     for name, value in (("--digits", digits), ("--torch-steps", torch_steps), ("--repeats", repeats),
                         ("--memory-digits", memory_digits)):
         if value < 1:

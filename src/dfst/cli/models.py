@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from dfst.cli.agents import agent_for
-from dfst.cli.app import JsonOption, app, console, print_json
+from dfst.cli.app import JsonOption, app, console, parse_lengths, print_json
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
 from dfst.io import read_json_file, write_atomic
@@ -58,16 +58,6 @@ def load_for_eval(checkpoint: Path) -> tuple[Task, DfstWeights, dict]:
     return task, DfstWeights.of(*model.numpy_weights()), config
 
 
-def parse_digits(text: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(v.replace("_", "")) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise DfstError(f"--digits {text!r} is not a comma-separated list of integers") from None
-    if not values or min(values) < 1:
-        raise DfstError(f"--digits {text!r} needs one or more lengths >= 1")
-    return values
-
-
 @app.command("eval")
 def eval_command(
     checkpoint: Path = typer.Argument(..., help="Checkpoint directory (written by compile or train)."),
@@ -84,7 +74,7 @@ def eval_command(
     """Length generalisation: robust (hard + random) and probabilistic (random) exactness per N."""
     if random < 0:
         raise DfstError(f"--random must be >= 0, got {random}")
-    cfg = EvalConfig(parse_digits(digits), random, hard, seed, rescale, until_fail,
+    cfg = EvalConfig(parse_lengths(digits, "--digits"), random, hard, seed, rescale, until_fail,
                      max_digits=max_digits, time_budget=time_budget)
     task, weights, _ = load_for_eval(checkpoint)
     with _eval_progress(as_json) as progress:

@@ -10,7 +10,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from dfst.cli.app import JsonOption, app, console, print_json
+from dfst.cli.app import JsonOption, app, console, parse_int_list, print_json
 from dfst.errors import DfstError
 from dfst.tasks import get_task
 
@@ -69,7 +69,8 @@ def train_command(
                       d=d, iters=iters, lr=lr, schedule=schedule, batch=batch, init=init, loss=loss,
                       noise=noise, noise_final=noise_final, l1=l1, normalize_h=normalize_h,
                       discrete=discrete, extract=extract, forward=forward, eval_every=eval_every,
-                      eval_digits=_parse_lengths(eval_digits), eval_random=eval_random,
+                      eval_digits=parse_int_list(eval_digits, "--eval-digits"),  # TrainConfig checks >= 1
+                      eval_random=eval_random,
                       target_digits=target_digits, checkpoint_every=checkpoint_every,
                       log_every=log_every, threads=threads)
     if dataset is not None:  # the file decides what the training set is
@@ -85,14 +86,6 @@ def train_command(
     if as_json:
         return print_json(summary)
     _print_summary(summary, asdict(cfg))
-
-
-def _parse_lengths(text: str) -> tuple[int, ...]:
-    try:
-        values = tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise DfstError(f"--eval-digits {text!r} is not a comma-separated list of integers") from None
-    return values  # TrainConfig checks that there is one or more, each >= 1
 
 
 def _check_out(out: Path, *, resume: bool, force: bool) -> None:
