@@ -12,6 +12,7 @@ import platform
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
 import torch
 
 from dfst.evaluate import EvalConfig, level_instances, wilson_interval
@@ -39,6 +40,7 @@ class BaselineResult:
     levels: list[dict] = field(default_factory=list)
     config: dict = field(default_factory=dict)
     notes: str = ""
+    details: dict = field(default_factory=dict)  # system-specific figures (states, loss, a search...)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -52,11 +54,14 @@ def hardware() -> str:
 
 
 def evaluate_predictor(task: Task, predict: Predictor, digits: Sequence[int], *, random: int = 10,
-                       seed: int = 0, hard: bool = True, stop_at_failure: bool = False) -> dict:
+                       seed: int = 0, hard: bool = True, stop_at_failure: bool = False,
+                       stop_when_none_exact: bool = False) -> dict:
     """Score `predict` at each length; returns {"robust_lg", "probabilistic_lg", "levels"}.
 
     Each level lists the names of the instances that failed (hard ones by name, random pairs as
-    "random"), so a reader can see which hard cases a system misses.
+    "random"), so a reader can see which hard cases a system misses. `stop_at_failure` stops after
+    the first level that is not robust, `stop_when_none_exact` after the first with no exact answer
+    (to trace an accuracy curve without paying for lengths where nothing works).
     """
     cfg = EvalConfig(digits=tuple(digits), random=random, hard=hard, seed=seed)
     levels = []
@@ -72,7 +77,7 @@ def evaluate_predictor(task: Task, predict: Predictor, digits: Sequence[int], *,
             "robust": all(exact), "probabilistic": bool(rand) and all(rand),
             "failures": [inst.name for inst, ok in zip(instances, exact) if not ok],
         })
-        if stop_at_failure and not all(exact):
+        if (stop_at_failure and not all(exact)) or (stop_when_none_exact and not any(exact)):
             break
     return {"robust_lg": _max_passing(levels, "robust"),
             "probabilistic_lg": _max_passing(levels, "probabilistic"), "levels": levels}
@@ -85,3 +90,26 @@ def _max_passing(levels: list[dict], key: str) -> int:
             break
         best = lv["digits"]
     return best
+
+
+def count_params(module: torch.nn.Module) -> int:
+    """Trainable parameters of a PyTorch model."""
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+def sample_pairs(task: Task, rng: np.random.Generator, count: int, max_digits: int,
+                 min_digits: int = 1) -> list[Instance]:
+    """`count` operand pairs by the PTO datasets' sampling rule (`dfst.data.sample_instance`), so
+    I/O-pair baselines see operands drawn exactly like the DFST's training operands."""
+    from dfst.data import sample_instance
+
+    return [sample_instance(task, rng, min_digits, max_digits) for _ in range(count)]
+
+
+def length_ladder(start: int, top: int = 2000) -> list[int]:
+    """start, 2x, 5x, 10x, 20x, 50x, ... below `top`, then `top`: the I/O baselines' lengths."""
+    out, scale = [], 1
+    while start * scale < top:
+        out += [start * f * scale for f in (1, 2, 5) if start * f * scale < top]
+        scale *= 10
+    return out + [top]

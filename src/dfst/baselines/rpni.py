@@ -1,0 +1,207 @@
+"""RPNI: passive automaton learning (AALpy) on the DFST's own PTOs, scored closed loop like a DFST.
+
+A PTO is what the DFST trains on: per step the symbol read, the symbol written and the move. RPNI
+learns a Mealy machine from it (input: the symbol read; output: (written symbol, move)) by merging
+the states of the prefix-tree acceptor while the data allow it. We turn the machine into the
+project's `Transducer` (every rule whose move is S enters a new final state `halt`, as the automata
+schema requires), compile it to one-hot DFST weights and run the evaluator on the grid, so RPNI is
+measured exactly as `dfst eval` measures a DFST.
+
+"How many PTOs does RPNI need": one run climbs a ladder of sample counts (nested datasets: with one
+seed the first n samples of a larger set are the n-sample set) and stops at the first count whose
+automaton is robust at `search_digits`; that count is the result's `samples`. Seeds give the spread.
+Samplers: "uniform" (`dfst.data.record_dataset`, the DFST's default) or "cover"
+(`dfst.coverage.cover_instances`: a greedy rule cover first, then uniform pairs).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from dfst.automata import HALT_MOVE, MOVES, Rule, Transducer, make_transducer
+from dfst.baselines.common import BaselineResult, hardware
+from dfst.errors import DfstError
+from dfst.evaluate import EvalConfig, run_protocol
+from dfst.rollout import DfstWeights, run_table
+from dfst.tasks.base import Task
+
+DEFAULTS: dict = {
+    "samples": 0,                      # > 0: learn from exactly this many PTOs, no search
+    "ladder": "5,10,20,40,80,160,320,640,1280,2560,5120",  # counts tried in turn when samples == 0
+    "bisect": True,                    # then bisect between the last failing and first robust count
+    "max_digits": 3,                   # operand lengths in the training PTOs (as the DFST's data)
+    "sampler": "uniform",              # uniform (record_dataset) or cover (cover_instances)
+    "search_digits": 1000,             # a count is enough when its automaton is robust here
+    "eval_digits": "10,100,1000,10000,100000",
+    "random": 10,                      # random pairs per length, as dfst eval
+}
+SAMPLERS = ("uniform", "cover")
+
+
+def record_traces(task: Task, samples: int, max_digits: int, seed: int, sampler: str) -> list[np.ndarray]:
+    """The expert's PTOs, one (T, 3) uint8 array (read, write, move) per sample."""
+    if sampler == "uniform":
+        from dfst.data import record_dataset
+
+        ds = record_dataset(task, samples, max_digits, seed)
+        return [ds.trace(i) for i in range(ds.samples)]
+    if sampler == "cover":
+        from dfst.coverage import cover_instances
+
+        return [run_table(task.agent, task.layout(i), task.max_steps(i), record=True).trace
+                for i in cover_instances(task, samples, max_digits, seed)]
+    raise DfstError(f"unknown sampler {sampler!r} (known: {', '.join(SAMPLERS)})")
+
+
+def learn_mealy(traces: list[np.ndarray]):
+    """AALpy's RPNI (GSM variant) on the traces; Mealy data must be prefix-closed, so every prefix
+    of every trace is one example labelled with the output of its last step."""
+    from aalpy.learning_algs import run_RPNI
+
+    data = []
+    for trace in traces:
+        reads = tuple(int(x) for x in trace[:, 0])
+        data += [(reads[: t + 1], (int(w), int(m))) for t, (w, m) in enumerate(trace[:, 1:])]
+    model = run_RPNI(data, automaton_type="mealy", print_info=False)
+    if model is None:  # only if the expert were not deterministic
+        raise DfstError("RPNI found the PTOs non-deterministic")
+    return model
+
+
+def mealy_to_transducer(model, task: Task) -> Transducer:
+    """The learned machine as a grid agent: states reachable from the initial one through non-halting
+    rules, and every S rule into the final state `halt`."""
+    alphabet, moves = task.alphabet, MOVES
+    names = {model.initial_state: "q0"}
+    order, rules = [model.initial_state], []
+    for state in order:  # breadth-first, so names follow discovery order
+        for read, target in sorted(state.transitions.items()):
+            out = state.output_fun.get(read)
+            if out is None:
+                continue
+            write, move = alphabet[out[0]], moves[out[1]]
+            if move == HALT_MOVE:
+                nxt = "halt"
+            else:
+                if target not in names:
+                    names[target] = f"q{len(names)}"
+                    order.append(target)
+                nxt = names[target]
+            rules.append(Rule(names[state], alphabet[read], nxt, write, move))
+    return make_transducer([*names.values(), "halt"], alphabet, rules, initial="q0", final="halt",
+                           blank=task.alphabet[task.blank], name=f"rpni-{task.name}")
+
+
+def evaluate_agent(task: Task, agent: Transducer, digits: tuple[int, ...], random: int) -> dict:
+    """Compile the agent and run the DFST protocol on its weights (as `dfst eval`), one length at a
+    time from the shortest, stopping after the first length that is not robust."""
+    from dfst.compile import compile_agent
+
+    weights = DfstWeights.of(*compile_agent(agent, task=task.name).numpy_weights())
+    levels: list[dict] = []
+    for n in sorted(set(digits)):
+        report, _ = run_protocol(task, weights, EvalConfig(digits=(n,), random=random))
+        levels += report["levels"]
+        if not levels[-1]["robust"]:
+            break
+    return {"robust_max_digits": _passing(levels, "robust"),
+            "probabilistic_max_digits": _passing(levels, "probabilistic"), "levels": levels}
+
+
+def _passing(levels: list[dict], key: str) -> int:
+    best = 0
+    for lv in levels:
+        if not lv[key]:
+            break
+        best = lv["digits"]
+    return best
+
+
+def learn(task: Task, samples: int, config: dict, seed: int) -> tuple[Transducer, int]:
+    """The automaton RPNI learns from `samples` PTOs, and the number of steps they hold."""
+    traces = record_traces(task, samples, config["max_digits"], seed, config["sampler"])
+    return mealy_to_transducer(learn_mealy(traces), task), sum(len(t) for t in traces)
+
+
+def try_count(task: Task, count: int, config: dict, seed: int) -> dict:
+    """Learn from `count` PTOs and say whether the automaton is robust at search_digits."""
+    agent, steps = learn(task, count, config, seed)
+    report = evaluate_agent(task, agent, (config["search_digits"],), config["random"])
+    return {"samples": count, "steps": steps, "states": agent.d, "rules": len(agent.rules),
+            "robust": report["robust_max_digits"] >= config["search_digits"]}
+
+
+def search_samples(task: Task, config: dict, seed: int,
+                   on_count: Callable[[int], None] | None = None) -> tuple[int | None, list[dict]]:
+    """The smallest sample count found whose automaton is robust at search_digits (None if none on
+    the ladder), and every count tried. Climbs the ladder, then (with bisect) bisects between the
+    last failing count and the first robust one; robustness need not be monotone in the count, so
+    this is the smallest count found, not a proven minimum."""
+    tried, low = [], 0
+    for count in _ints(config["ladder"], "ladder"):
+        if on_count is not None:
+            on_count(count)
+        tried.append(try_count(task, count, config, seed))
+        if tried[-1]["robust"]:
+            break
+        low = count
+    else:
+        return None, tried
+    high = tried[-1]["samples"]
+    while config["bisect"] and high - low > 1:
+        mid = (low + high) // 2
+        if on_count is not None:
+            on_count(mid)
+        tried.append(try_count(task, mid, config, seed))
+        low, high = (low, mid) if tried[-1]["robust"] else (mid, high)
+    return high, tried
+
+
+def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> BaselineResult:
+    config = {**DEFAULTS, **config}
+    if config["sampler"] not in SAMPLERS:
+        raise DfstError(f"unknown sampler {config['sampler']!r} (known: {', '.join(SAMPLERS)})")
+    start = time.perf_counter()
+    tried, needed = [], None
+    if config["samples"] > 0:
+        count = config["samples"]
+    else:
+        needed, tried = search_samples(task, config, seed, _reporter(progress, task))
+        count = needed or tried[-1]["samples"]
+    agent, steps = learn(task, count, config, seed)
+    seconds = time.perf_counter() - start
+    report = evaluate_agent(task, agent, _ints(config["eval_digits"], "eval_digits"), config["random"])
+    notes = f"{count} PTOs (<= {config['max_digits']} digits, {config['sampler']} sampler)"
+    if tried:
+        notes += (f"; the fewest found robust at {config['search_digits']} digits" if needed else
+                  f"; no count on the ladder was robust at {config['search_digits']} digits")
+    return BaselineResult(
+        system="RPNI", task=task.name, seed=seed, samples=count, params=0,
+        max_train_digits=config["max_digits"], robust_lg=report["robust_max_digits"],
+        probabilistic_lg=report["probabilistic_max_digits"], train_seconds=round(seconds, 3),
+        hardware=hardware(), levels=report["levels"], config=config, notes=notes,
+        details={"states": agent.d, "rules": len(agent.rules), "steps": steps,
+                 "expert_states": task.agent.d, "expert_rules": len(task.agent.rules),
+                 "samples_needed": needed, "search": tried, "agent": agent.to_dict()})
+
+
+def _reporter(progress: bool, task: Task) -> Callable[[int], None] | None:
+    if not progress:
+        return None
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    return lambda count: console.print(f"rpni {task.name}: learning from {count} PTOs")
+
+
+def _ints(text: str, key: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in str(text).split(",") if v.strip())
+    except ValueError:
+        raise DfstError(f"config {key}={text!r} is not a comma-separated list of integers") from None
+    if not values or min(values) < 1:
+        raise DfstError(f"config {key}={text!r} needs integers >= 1")
+    return values
