@@ -1,0 +1,50 @@
+"""Train the Turing-Program transformer baseline's benchmark config on add10 and print its curve.
+
+    .venv/bin/python benchmarks/baselines_tp_transformer.py [--seed 0] [--set KEY=VALUE ...]
+
+Prints exact match by length (hard instances + random pairs, the DFST's protocol) and writes the
+record to results/baselines/tp-transformer-add10-s<seed>.json. Not run by the test suite: the default
+config trains for about 30 CPU minutes on one thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from dfst.baselines import tp_transformer
+from dfst.tasks import get_task
+
+
+def parse_value(text: str):
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(text.lower(), text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--out", type=Path, default=Path("results/baselines"))
+    args = parser.parse_args()
+    config = {k: parse_value(v) for k, v in (item.split("=", 1) for item in args.set)}
+    result = tp_transformer.run(get_task("add10"), seed=args.seed, config=config)
+    print(f"params {result.params:,}  samples {result.samples:,}  train CPU s {result.train_seconds:.0f}  "
+          f"max train digits {result.max_train_digits}")
+    for lv in result.levels:
+        print(f"N={lv['digits']:>4}  exact {lv['exact']}/{lv['instances']}  "
+              f"random {lv['random_exact']}/{lv['random']}  failed: {', '.join(lv['failures']) or '-'}")
+    print(f"robust LG {result.robust_lg}  probabilistic LG {result.probabilistic_lg}  ({result.notes})")
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"tp-transformer-add10-s{args.seed}.json"
+    path.write_text(json.dumps(result.to_json(), indent=2) + "\n")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
