@@ -190,3 +190,41 @@ def test_bad_input_is_a_one_line_error():
         tpt.resolve_config({"masked_heads": 9})
     with pytest.raises(DfstError, match="eval_factors"):
         tpt.eval_digits(tpt.resolve_config({"eval_factors": "1,x"}))
+
+
+class ProgramOracle:
+    """Stands in for the model: its logits always pick the true next token of each row's program."""
+
+    def __init__(self, wrong_last_digit: bool = False):
+        self.rows, self.wrong_last_digit = [], wrong_last_digit
+
+    def __call__(self, tokens, key_valid=None, window=None, past=None, positions=None):
+        if past is None:  # prefill: remember each row's prompt
+            self.rows = [[t for t in row.tolist() if t != tp.PAD_ID] for row in tokens]
+        else:
+            for row, t in zip(self.rows, tokens[:, 0].tolist()):
+                row.append(t)
+        logits = torch.zeros(len(self.rows), 1, len(tp.VOCAB))
+        for i, row in enumerate(self.rows):
+            logits[i, 0, self.next_token(tp.decode(row))] = 1.0
+        cache = (torch.arange(1), torch.ones(len(self.rows), 1, dtype=torch.bool), [])
+        return logits, cache
+
+    def next_token(self, text: str) -> int:
+        a, b = text[1:].split(tp.EQUALS)[0].split(tp.PLUS)
+        program = tp.addition_program(a, b)
+        if len(text) >= len(program):
+            return tp.EOS_ID
+        if self.wrong_last_digit and len(text) == len(program) - 2:  # the answer's last digit
+            return tp.TOKEN_ID[str((int(program[len(text)]) + 1) % 10)]
+        return tp.TOKEN_ID[program[len(text)]]
+
+
+def test_predictor_scores_a_perfect_program_writer_as_exact():
+    """Prompting, batched decoding, parsing and the protocol agree with Python's sums end to end."""
+    from dfst.baselines.common import evaluate_predictor
+    task = get_task("add10")
+    scores = evaluate_predictor(task, tpt.make_predictor(ProgramOracle(), window=64), [1, 3, 7], random=3)
+    assert scores["robust_lg"] == 7 and all(not lv["failures"] for lv in scores["levels"])
+    wrong = evaluate_predictor(task, tpt.make_predictor(ProgramOracle(wrong_last_digit=True), window=64), [3])
+    assert wrong["levels"][0]["exact"] == 0 and wrong["robust_lg"] == 0
