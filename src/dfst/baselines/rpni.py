@@ -179,7 +179,8 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Baseli
         notes += (f"; the fewest found robust at {config['search_digits']} digits" if needed else
                   f"; no count on the ladder was robust at {config['search_digits']} digits")
     return BaselineResult(
-        system="RPNI", task=task.name, seed=seed, samples=count, params=0,
+        system="RPNI" if config["sampler"] == "uniform" else f"RPNI ({config['sampler']} sampler)",
+        task=task.name, seed=seed, samples=count, params=0,
         max_train_digits=config["max_digits"], robust_lg=report["robust_max_digits"],
         probabilistic_lg=report["probabilistic_max_digits"], train_seconds=round(seconds, 3),
         hardware=hardware(), levels=report["levels"], config=config, notes=notes,

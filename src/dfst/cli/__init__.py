@@ -2,6 +2,7 @@
 
 from dfst.cli import (  # noqa: F401  (each module registers its commands)
     agents,
+    baselines,
     bench,
     datasets,
     extraction,

@@ -1,0 +1,188 @@
+"""The baseline framework, RPNI, the LSTM, and the `dfst baseline` / `dfst table` commands."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from cli_helpers import assert_one_line_error, run, run_json
+from dfst.automata import HALT_MOVE
+from dfst.baselines import lstm, rpni
+from dfst.baselines.common import evaluate_predictor, length_ladder
+from dfst.baselines.results import MARK_END, MARK_START, replace_block
+from dfst.data import record_dataset
+from dfst.rollout import rollout
+from dfst.tasks import get_task
+
+ADD2 = get_task("add2")
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Small models on a shared 2-core machine: extra threads only wait on each other."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+def learned_from(samples: int):
+    ds = record_dataset(ADD2, samples, 3, seed=0)
+    return rpni.mealy_to_transducer(rpni.learn_mealy([ds.trace(i) for i in range(ds.samples)]), ADD2)
+
+
+def test_rpni_with_enough_ptos_learns_an_automaton_robust_at_200_digits():
+    agent = learned_from(160)
+    assert all(r.next == agent.final for r in agent.rules.values() if r.move == HALT_MOVE)
+    report = rpni.evaluate_agent(ADD2, agent, (10, 200), random=10)
+    assert report["robust_max_digits"] == 200
+    # The same automaton through the table engine, judged against Python's sums.
+    results = rollout(ADD2, ADD2.random_instances(200, 5, seed=7), agent=agent)
+    assert all(r.exact and r.answer == ADD2.expected(r) for r in results)
+
+
+@pytest.mark.parametrize("samples", [1, 2])
+def test_rpni_with_one_or_two_ptos_is_not_robust(samples):
+    report = rpni.evaluate_agent(ADD2, learned_from(samples), (10, 200), random=10)
+    assert report["robust_max_digits"] < 200
+
+
+def test_rpni_search_reports_a_robust_count_and_its_automaton():
+    result = rpni.run(ADD2, seed=0, config={"eval_digits": "10,200", "search_digits": 200}, progress=False)
+    needed = result.details["samples_needed"]
+    assert result.samples == needed and result.robust_lg == 200
+    tried = {t["samples"]: t["robust"] for t in result.details["search"]}
+    assert tried[needed] and not any(ok for n, ok in tried.items() if n < needed)
+
+
+def test_evaluate_predictor_stops_after_a_length_with_nothing_exact():
+    scores = evaluate_predictor(ADD2, lambda insts: [None] * len(insts), (5, 10, 20),
+                                stop_when_none_exact=True)
+    assert [lv["digits"] for lv in scores["levels"]] == [5] and scores["robust_lg"] == 0
+    python = evaluate_predictor(ADD2, lambda insts: [ADD2.expected(i) for i in insts], (5, 10))
+    assert python["robust_lg"] == python["probabilistic_lg"] == 10
+
+
+def test_length_ladder():
+    assert length_ladder(20) == [20, 40, 100, 200, 400, 1000, 2000]
+    assert length_ladder(10, 100) == [10, 20, 50, 100]
+
+
+def tiny_lstm(base: int = 2) -> lstm.Seq2Seq:
+    torch.manual_seed(0)
+    return lstm.Seq2Seq(lstm.LstmConfig(base, hidden=32, embed=8))
+
+
+def test_lstm_forward_shapes_and_answers():
+    model, instances = tiny_lstm(), ADD2.random_instances(4, 3, seed=1)
+    src, lengths = lstm.encode_sources(model.cfg, instances)
+    dec_in, target = lstm.encode_targets(model.cfg, ADD2, instances)
+    assert src.shape == (3, 9) and lengths.tolist() == [9, 9, 9]
+    assert model(src, lengths, dec_in).shape == (*target.shape, 3)
+    answers = lstm.predictor(model, ADD2)(instances)
+    assert len(answers) == 3 and all(a is None or set(a) <= {"0", "1"} for a in answers)
+
+
+def test_lstm_decodes_least_significant_first():
+    assert lstm._answer([1, 1, 0, 2, 1], 2) == "11"  # digits 1,1,0 then end: 011 -> "11"
+    assert lstm._answer([2, 1], 2) is None
+
+
+def test_lstm_loss_decreases_with_training_steps():
+    model = tiny_lstm()
+    batch = ADD2.random_instances(4, 8, seed=2)
+    opt = torch.optim.Adam(model.parameters(), lr=2e-2)
+    losses = []
+    for _ in range(8):
+        loss = lstm.loss_on(model, ADD2, batch)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert np.isfinite(losses).all() and losses[-1] < 0.8 * losses[0]
+
+
+def test_lstm_run_is_reproducible_and_counts_its_parameters():
+    cfg = {"steps": 3, "batch": 4, "hidden": 8, "embed": 4, "eval_top": 40, "random": 2}
+    first = lstm.run(ADD2, seed=3, config=cfg, progress=False)
+    second = lstm.run(ADD2, seed=3, config=cfg, progress=False)
+    assert first.details["final_loss"] == second.details["final_loss"]
+    assert first.params == sum(p.numel() for p in tiny_params(8, 4)) and first.samples == 12
+    assert first.levels[0]["digits"] == 20 and first.max_train_digits == 20
+
+
+def tiny_params(hidden: int, embed: int):
+    return lstm.Seq2Seq(lstm.LstmConfig(2, hidden=hidden, embed=embed)).parameters()
+
+
+# ----------------------------------------------------------------------------- the CLI
+
+FAST_RPNI = ["--config", "samples=80", "--config", "eval_digits=10,100", "--no-progress"]
+
+
+def test_baseline_command_stores_the_result(capsys, tmp_path):
+    out = tmp_path / "r.json"
+    shown = run_json(capsys, "baseline", "rpni", "add2", "--out", out, *FAST_RPNI)
+    stored = json.loads(out.read_text())
+    assert stored["system"] == "RPNI" and stored["samples"] == 80 and stored["config"]["samples"] == 80
+    assert stored["robust_lg"] == shown["robust_lg"] == 100
+    code, _, err = run(capsys, "baseline", "rpni", "add2", "--out", out, *FAST_RPNI)
+    assert_one_line_error(code, err, "already exists")
+    code, _, err = run(capsys, "baseline", "rpni", "add2", "--out", out, "--force", *FAST_RPNI)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (["baseline", "nope", "add2"], "unknown baseline 'nope'"),
+    (["baseline", "rpni", "add3"], "unknown task 'add3'"),
+    (["baseline", "rpni", "add2", "--config", "nope=1"], "unknown config key 'nope'"),
+    (["baseline", "rpni", "add2", "--config", "samples=many"], "expected int"),
+    (["baseline", "rpni", "add2", "--config", "bisect=maybe"], "expected true or false"),
+    (["baseline", "rpni", "add2", "--config", "samples"], "not KEY=VALUE"),
+    (["baseline", "rpni", "add2", "--config", "sampler=best"], "unknown sampler"),
+    (["table", "--results", "/nonexistent/results"], "does not exist"),
+])
+def test_baseline_and_table_errors(capsys, tmp_path, argv, fragment):
+    code, _, err = run(capsys, *argv, "--out", tmp_path / "x.json") if argv[0] == "baseline" \
+        else run(capsys, *argv)
+    assert_one_line_error(code, err, fragment)
+
+
+def stored_results(capsys, tmp_path):
+    root = tmp_path / "results"
+    for seed in (0, 1):
+        run_json(capsys, "baseline", "rpni", "add2", "--seed", seed, "--out",
+                 root / "baselines" / f"rpni-add2-s{seed}.json", "--config", "samples=3", *FAST_RPNI[2:])
+    run_json(capsys, "baseline", "lstm", "add2", "--out", root / "lstm.json", "--config", "steps=2",
+             "--config", "hidden=8", "--config", "eval_top=40", "--no-progress")
+    (root / "unrelated.json").write_text('{"not": "a result"}')
+    return root
+
+
+def test_table_json_aggregates_seeds(capsys, tmp_path):
+    root = stored_results(capsys, tmp_path)
+    rows = run_json(capsys, "table", "--results", root)
+    assert [(r["system"], r["task"], r["seeds"]) for r in rows] == [("LSTM", "add2", 1), ("RPNI", "add2", 2)]
+    for key in ("system", "task", "samples", "params", "max_train_digits", "robust_lg", "probabilistic_lg"):
+        assert all(key in r for r in rows)
+    seeds = [json.loads((root / "baselines" / f"rpni-add2-s{s}.json").read_text()) for s in (0, 1)]
+    assert rows[1]["robust_lg"] == max(s["robust_lg"] for s in seeds) and rows[1]["samples"] == 3
+    (root / "broken.json").write_text('{"system": "X", "task": 5}')
+    code, _, err = run(capsys, "table", "--results", root)
+    assert_one_line_error(code, err, "broken.json")
+
+
+def test_table_rewrites_only_the_readme_block(capsys, tmp_path):
+    root = stored_results(capsys, tmp_path)
+    before, after = "# Title\n\nintro\n\n## Comparison\n" + MARK_START, MARK_END + "\n\n## Next\ntext ✓\n"
+    readme = tmp_path / "README.md"
+    readme.write_text(before + "\nold table\n" + after)
+    code, _, err = run(capsys, "table", "--results", root, "--readme", readme)
+    text = readme.read_text()
+    assert code == 0, err
+    assert text.startswith(before) and text.endswith(after) and "old table" not in text
+    assert "| RPNI | add2 | 2 |" in text
+    assert replace_block(text, "x\n") == before + "\nx\n" + after
