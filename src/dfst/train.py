@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -38,17 +39,14 @@ from dfst.data import PtoDataset, summarize
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
 from dfst.model import DFST, DFSTConfig
+from dfst.population import Population, looped_states, population_readout, scanned_states
 from dfst.rollout import DfstWeights
-from dfst.scan import (
-    prefix_products_hillis_steele,
-    prefix_products_torch,
-    prefix_states,
-    prefix_states_by_symbol,
-)
+from dfst.scan import prefix_products_hillis_steele, prefix_products_torch
 from dfst.tasks import Task, get_task
 from dfst.train_data import SAMPLERS, Sequences, batch_rows, dataset_sha256, step_noise
 from dfst.train_state import (
     DATA_FILE,
+    EXTRACTED_DIR,
     METRICS_FILE,
     MODEL_DIR,
     RUN_FORMAT,
@@ -95,13 +93,15 @@ class TrainConfig:
     checkpoint_every: int = 1000  # 0 = only at the end
     log_every: int = 100
     threads: int = 1              # torch threads; bit-identical results need the same number
+    restarts: int = 1             # independent models trained side by side (dfst.population); the one
+                                  # kept is chosen on the training PTOs alone (`select_restart`)
 
     def __post_init__(self) -> None:
         get_task(self.task)
         object.__setattr__(self, "eval_digits", tuple(self.eval_digits))
         for name, low in (("samples", 1), ("max_digits", 1), ("seed", 0), ("iters", 1), ("batch", 0),
                           ("eval_every", 0), ("eval_random", 0), ("target_digits", 0),
-                          ("checkpoint_every", 0), ("log_every", 1), ("threads", 1)):
+                          ("checkpoint_every", 0), ("log_every", 1), ("threads", 1), ("restarts", 1)):
             _check_int(name, getattr(self, name), low)
         if self.d is not None:
             _check_int("d", self.d, 1)
@@ -176,62 +176,62 @@ INITS: dict[str, Callable[[DFSTConfig, int], DFST]] = {
 }
 
 
-def _scanned(scan: Callable) -> Callable:
-    def states(A, h0, reads, mask, noise, *, normalize):
-        return prefix_states(A[reads], h0, mask, noise, normalize=normalize, scan=scan)  # A[reads]: (b,T,d,d)
-    return states
-
-
-# Teacher-forced hidden states (A, h0, reads, mask, noise, *, normalize) -> (b, T, d): same values.
+# Teacher-forced hidden states of a population (A, h0, reads, mask, noise, *, normalize) -> (R, b, T, d):
+# the same values three ways.
 FORWARDS: dict[str, Callable] = {
-    "scan": _scanned(prefix_products_torch),            # log-depth, torch's associative_scan
-    "hillis": _scanned(prefix_products_hillis_steele),  # log-depth, hand-rolled
-    "loop": prefix_states_by_symbol,                    # T steps, no per-step matrices: big batches
+    "scan": scanned_states(prefix_products_torch),            # log-depth, torch's associative_scan
+    "hillis": scanned_states(prefix_products_hillis_steele),  # log-depth, hand-rolled
+    "loop": looped_states,                                    # T steps, no per-step matrices: big batches
 }
 
 
-def readout(W: torch.Tensor, h: torch.Tensor, reads: torch.Tensor) -> torch.Tensor:
-    """W[x_t] h_t for every step: W (k, n, d), h (b, T, d), reads (b, T) -> (b, T, n).
-
-    All k readouts, then the one read: cheaper than gathering a (b, T, n, d) copy of W.
-    """
-    every = torch.einsum("knd,btd->btkn", W, h)  # (b, T, k, n)
-    return every.gather(2, reads[:, :, None, None].expand(-1, -1, 1, W.shape[1])).squeeze(2)
-
-
-def teacher_forced(model: DFST, reads: torch.Tensor, mask: torch.Tensor, noise: torch.Tensor | None,
-                   cfg: TrainConfig) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Symbol and move scores (b, T, k), (b, T, 5) of every step, fed the expert's reads (b, T),
-    and the hidden states h (b, T, d) they were read from."""
+def teacher_forced(model: DFST | Population, reads: torch.Tensor, mask: torch.Tensor,
+                   noise: torch.Tensor | None, cfg: TrainConfig) -> tuple[torch.Tensor, ...]:
+    """Symbol and move scores (…, b, T, k), (…, b, T, 5) of every step, fed the expert's reads (b, T),
+    and the hidden states h (…, b, T, d) they were read from; … is the restart axis of a Population
+    (noise (R, b, T, d)), absent for a single DFST (noise (b, T, d))."""
+    single = isinstance(model, DFST)
+    A, B, C, h0 = (getattr(model, name) for name in ("A", "B", "C", "h0"))
+    if single:
+        A, B, C, h0 = A[None], B[None], C[None], h0[None]
+    if single and noise is not None:
+        noise = noise[None]
     states = FORWARDS[cfg.forward]
     if cfg.normalize_h and noise is not None:
-        states = prefix_states_by_symbol  # normalising between noisy steps is not a linear scan
-    h = states(model.A, model.h0, reads, mask, noise, normalize=cfg.normalize_h)  # (b, T, d)
-    return readout(model.B, h, reads), readout(model.C, h, reads), h
+        states = looped_states  # normalising between noisy steps is not a linear scan
+    h = states(A, h0, reads, mask, noise, normalize=cfg.normalize_h)  # (R, b, T, d)
+    out = population_readout(B, h, reads), population_readout(C, h, reads), h
+    return tuple(t[0] for t in out) if single else out
 
 
 def mse_loss(symbol_scores, move_scores, writes, moves, mask) -> torch.Tensor:
     """The published loss: 1/(2T) Σ_t |ŝ_t − onehot(s_t)|² + |m̂_t − onehot(m_t)|² over real steps."""
     err = ((symbol_scores - F.one_hot(writes, symbol_scores.shape[-1])) ** 2).sum(-1) \
         + ((move_scores - F.one_hot(moves, move_scores.shape[-1])) ** 2).sum(-1)  # (b, T)
-    return torch.where(mask, err, 0.0).sum() / (2 * mask.sum())
+    return torch.where(mask, err, 0.0).sum((-2, -1)) / (2 * mask.sum())
 
 
 def ce_loss(symbol_scores, move_scores, writes, moves, mask) -> torch.Tensor:
     """Cross-entropy of the scores as logits, (CE_symbol + CE_move) / 2, averaged over real steps."""
-    ce = F.cross_entropy(symbol_scores.transpose(1, 2), writes, reduction="none") \
-        + F.cross_entropy(move_scores.transpose(1, 2), moves, reduction="none")  # (b, T)
-    return torch.where(mask, ce, 0.0).sum() / (2 * mask.sum())
+    ce = _cross_entropy(symbol_scores, writes) + _cross_entropy(move_scores, moves)  # (…, b, T)
+    return torch.where(mask, ce, 0.0).sum((-2, -1)) / (2 * mask.sum())
 
 
-LOSSES = {"mse": mse_loss, "ce": ce_loss}
+def _cross_entropy(scores: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Per-step cross-entropy of scores (…, b, T, n) against targets (b, T), shaped (…, b, T)."""
+    targets = targets.expand(scores.shape[:-1])
+    return F.cross_entropy(scores.reshape(-1, scores.shape[-1]), targets.reshape(-1),
+                           reduction="none").view(targets.shape)
+
+
+LOSSES = {"mse": mse_loss, "ce": ce_loss}  # scalar for one model, (R,) for a population
 
 
 def vertex_penalty(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean |h_t - onehot(argmax h_t)|² over real steps: pulls hidden states onto the d corners
     e_1..e_d, where a compiled automaton keeps them (pressure toward a finite set of states)."""
-    corner = F.one_hot(h.argmax(-1), h.shape[-1]).to(h.dtype)  # (b, T, d)
-    return torch.where(mask, ((h - corner) ** 2).sum(-1), 0.0).sum() / mask.sum()
+    corner = F.one_hot(h.argmax(-1), h.shape[-1]).to(h.dtype)  # (…, b, T, d)
+    return torch.where(mask, ((h - corner) ** 2).sum(-1), 0.0).sum((-2, -1)) / mask.sum()
 
 
 def discrete_at(step: int, cfg: TrainConfig) -> float:
@@ -245,18 +245,50 @@ def evaluate_model(model: DFST, task: Task, cfg: TrainConfig, data: PtoDataset |
     result = _closed_loop(DfstWeights.of(*model.numpy_weights()), task, cfg)
     if cfg.extract and data is not None:
         from dfst.compile import compile_agent
-        from dfst.extract import extract_automaton
-        from dfst.tasks.base import BLANK
 
-        try:
-            found = extract_automaton(model.numpy_weights(), data, task.alphabet, BLANK)
-        except DfstError:
+        found = extract_or_none(model, data, task)
+        if found is None:
             result["extracted"] = None  # no conflict-free automaton yet
         else:
             weights = DfstWeights.of(*compile_agent(found.agent).numpy_weights())
             result["extracted"] = _closed_loop(weights, task, cfg) | {"states": found.agent.d,
                                                                      "rules": found.pairs}
     return result
+
+
+def extract_or_none(model: DFST, data: PtoDataset, task: Task):
+    """The automaton read off the model's states on `data` (clustered, then merged: dfst.merge),
+    or None when the states show no conflict-free automaton."""
+    from dfst.merge import extract_merged
+    from dfst.tasks.base import BLANK
+
+    try:
+        return extract_merged(model.numpy_weights(), data, task.alphabet, BLANK)
+    except DfstError:
+        return None
+
+
+def select_restart(model: Population, seqs: Sequences, data: PtoDataset, task: Task,
+                   cfg: TrainConfig) -> tuple[int, list[dict]]:
+    """The restart to keep, judged on the training PTOs only: a finite noise-free loss first; with
+    `extract`, then the fewest states of the automaton read off it (Occam: every candidate reproduces
+    the PTOs), then the lowest loss. Returns its index and every restart's figures."""
+    with torch.no_grad():
+        reads, writes, moves, mask = seqs.batch(None)
+        symbol_scores, move_scores, _ = teacher_forced(model, reads, mask, None, cfg)
+        losses = LOSSES[cfg.loss](symbol_scores, move_scores, writes, moves, mask).tolist()
+    table = []
+    for r, loss in enumerate(losses):
+        row = {"restart": r, "loss": loss if math.isfinite(loss) else None}
+        if cfg.extract and model.size > 1 and math.isfinite(loss):
+            found = extract_or_none(model.member(r), data, task)
+            row |= {"states": found.agent.d, "rules": found.pairs} if found else {"states": None}
+        table.append(row)
+
+    def rank(row: dict) -> tuple:
+        states = row.get("states")
+        return (row["loss"] is None, states is None and "states" in row, states or 0, row["loss"] or 0.0)
+    return min(table, key=rank)["restart"], table
 
 
 def best_robust(evaluation: dict) -> int:
@@ -319,7 +351,8 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
 
         save_dataset(data, out / DATA_FILE)
     with deterministic(cfg.threads):
-        model = INITS[cfg.init](DFSTConfig(k, d, task.name), cfg.seed)
+        model = Population([INITS[cfg.init](DFSTConfig(k, d, task.name), restart_seed(cfg.seed, r))
+                            for r in range(cfg.restarts)])
         optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, foreach=False)
         state = (load_train_state(out / STATE_FILE, model, optimizer) if resume else None) or {}
         start = done = state.get("iteration", 0)
@@ -341,19 +374,20 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
             for group in optimizer.param_groups:
                 group["lr"] = lr
             # forward: teacher-forced scores from the scanned hidden states, then the loss
-            noise = step_noise(cfg.seed, it, sigma, (*reads.shape, d))
+            noise = step_noise(cfg.seed, it, sigma, (cfg.restarts, *reads.shape, d))
             symbol_scores, move_scores, h = teacher_forced(model, reads, mask, noise, cfg)
-            loss = LOSSES[cfg.loss](symbol_scores, move_scores, writes, moves, mask)
-            objective = loss + cfg.l1 * model.A.abs().sum() if cfg.l1 else loss
+            losses = LOSSES[cfg.loss](symbol_scores, move_scores, writes, moves, mask)  # (R,)
+            objective = losses.sum() + cfg.l1 * model.A.abs().sum() if cfg.l1 else losses.sum()
             if cfg.discrete:
-                objective = objective + discrete_at(it - 1, cfg) * vertex_penalty(h, mask)
+                objective = objective + discrete_at(it - 1, cfg) * vertex_penalty(h, mask).sum()
             seconds = round(elapsed + time.perf_counter() - clock, 3)
-            if not math.isfinite(loss.item()):  # stop with the weights of the last finite iteration
+            finite = losses[torch.isfinite(losses)]  # a diverged restart never disturbs the others
+            if finite.numel() == 0:  # stop with the weights of the last finite iteration
                 stopped_by = "diverged"
                 append_metrics(out / METRICS_FILE, {"iteration": done, "diverged_at": it, "loss": math.nan})
                 checkpoint(done, seconds)
                 break
-            loss_value = loss.item()
+            loss_value = finite.min().item()
             # backward and Adam step
             optimizer.zero_grad(set_to_none=True)
             objective.backward()
@@ -363,9 +397,13 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
             record = {"iteration": it, "iters": cfg.iters, "loss": loss_value, "lr": lr, "seconds": seconds}
             if sigma:
                 record["noise"] = sigma
+            if cfg.restarts > 1:
+                record["losses"] = losses.tolist()
             if (cfg.eval_every and it % cfg.eval_every == 0) or it == cfg.iters:
                 with torch.no_grad():
-                    last_eval = record["eval"] = evaluate_model(model, task, cfg, data)
+                    chosen, _ = select_restart(model, seqs, data, task, cfg)
+                    last_eval = record["eval"] = evaluate_model(model.member(chosen), task, cfg, data)
+                    last_eval["restart"] = chosen
                 if cfg.target_digits and best_robust(last_eval) >= cfg.target_digits:
                     stopped_by = "target"
             if it % cfg.log_every == 0 or "eval" in record or stopped_by:
@@ -377,20 +415,48 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
             if stopped_by:
                 break
         seconds = round(elapsed + time.perf_counter() - clock, 3)
-    return _finish(out, model, cfg, run_info, done, loss_value, last_eval, stopped_by or "iters", seconds,
-                   resumed_from=start or None)
+        chosen, restarts = select_restart(model, seqs, data, task, cfg)
+    return _finish(out, model.member(chosen), cfg, run_info, done, loss_value, last_eval,
+                   stopped_by or "iters", seconds, resumed_from=start or None,
+                   restarts={"chosen": chosen, "table": restarts}, data=data)
+
+
+def restart_seed(seed: int, restart: int) -> int:
+    """The initialisation seed of a restart; restart 0 uses the run's seed itself."""
+    if restart == 0:
+        return seed
+    return int(np.random.SeedSequence([seed, restart]).generate_state(1, np.uint32)[0])
 
 
 def _finish(out: Path, model: DFST, cfg: TrainConfig, run_info: dict, done: int, loss: float | None,
-            last_eval: dict | None, stopped_by: str, seconds: float, resumed_from: int | None) -> dict:
-    """Save the final model, then summary.json (last: it marks the run finished)."""
+            last_eval: dict | None, stopped_by: str, seconds: float, resumed_from: int | None,
+            restarts: dict, data: PtoDataset) -> dict:
+    """Save the kept model (and, with `extract`, its automaton), then summary.json (last: it marks
+    the run finished)."""
     provenance = {"source": "train", "train_config": run_info["train"], "iterations": done,
                   "final_loss": loss, "stopped_by": stopped_by, "data": run_info["data"],
-                  "command": run_info["command"]}
+                  "command": run_info["command"], "restart": restarts["chosen"]}
     save_checkpoint(model, out / MODEL_DIR, provenance, overwrite=True)
+    extracted = _save_extraction(out, model, cfg, data) if cfg.extract else None
     summary = {"task": cfg.task, "out": str(out), "model": str(out / MODEL_DIR), **run_info["model"],
                "samples": run_info["data"]["summary"]["samples"], "iterations": done, "iters": cfg.iters,
                "stopped_by": stopped_by, "final_loss": loss, "seconds": seconds,
-               "resumed_from": resumed_from, "eval": last_eval, "metrics": str(out / METRICS_FILE)}
+               "resumed_from": resumed_from, "eval": last_eval, "metrics": str(out / METRICS_FILE),
+               "extracted": extracted, "restarts": restarts}
     write_json(out / SUMMARY_FILE, summary)
     return summary
+
+
+def _save_extraction(out: Path, model: DFST, cfg: TrainConfig, data: PtoDataset) -> dict | None:
+    """The automaton read off the kept model, compiled to exact weights in out/extracted/."""
+    from dfst.automata import save_transducer
+    from dfst.compile import compile_agent
+
+    found = extract_or_none(model, data, get_task(cfg.task))
+    if found is None:
+        return None
+    provenance = {"source": "extract", "run": str(out), "radius": found.radius, "rules": found.pairs}
+    compiled = compile_agent(found.agent, task=cfg.task)
+    save_checkpoint(compiled, out / EXTRACTED_DIR, provenance, overwrite=True)
+    save_transducer(found.agent, out / EXTRACTED_DIR / "agent.json")
+    return {"model": str(out / EXTRACTED_DIR), "states": found.agent.d, "rules": found.pairs}

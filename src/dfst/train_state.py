@@ -6,7 +6,8 @@
       metrics.jsonl             one JSON object per log or evaluation step, appended as training goes
       train_state.safetensors   weights, Adam moments and step counts, with a JSON `info` entry in the
                                 safetensors header: iteration, seconds, last loss and evaluation
-      model/                    the final DFST checkpoint (dfst.checkpoint)
+      model/                    the final DFST checkpoint (dfst.checkpoint); the kept restart
+      extracted/                with `extract`: the automaton read off model/, compiled (+ agent.json)
       summary.json              written last: its presence means the run is finished
 
 Nothing is pickled: tensors go through safetensors and everything else through JSON. The state file
@@ -32,7 +33,8 @@ from dfst.io import write_atomic
 
 CONFIG_FILE, DATA_FILE, METRICS_FILE = "config.json", "data.pto.zip", "metrics.jsonl"
 STATE_FILE, MODEL_DIR, SUMMARY_FILE = "train_state.safetensors", "model", "summary.json"
-RUN_FILES = (CONFIG_FILE, DATA_FILE, METRICS_FILE, STATE_FILE, MODEL_DIR, SUMMARY_FILE)
+EXTRACTED_DIR = "extracted"
+RUN_FILES = (CONFIG_FILE, DATA_FILE, METRICS_FILE, STATE_FILE, MODEL_DIR, EXTRACTED_DIR, SUMMARY_FILE)
 RUN_FORMAT, STATE_FORMAT = "dfst-train-run", "dfst-train-state"
 ADAM_SLOTS = ("step", "exp_avg", "exp_avg_sq")  # torch.optim.Adam's per-parameter state
 

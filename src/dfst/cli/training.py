@@ -48,6 +48,8 @@ def train_command(
     checkpoint_every: int = typer.Option(1000, "--checkpoint-every", help="Training-state period."),
     log_every: int = typer.Option(100, "--log-every", help="Metrics period, in iterations."),
     threads: int = typer.Option(1, "--threads", help="Torch threads (bit-identity needs the same number)."),
+    restarts: int = typer.Option(1, "--restarts", help="Models trained side by side; the kept one is "
+                                 "chosen on the training PTOs (fewest extracted states with --extract)."),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Continue the run already in --out."),
     force: bool = typer.Option(False, "--force", help="Discard a run already in --out and start over."),
     as_json: bool = JsonOption,
@@ -72,7 +74,7 @@ def train_command(
                       eval_digits=parse_int_list(eval_digits, "--eval-digits"),  # TrainConfig checks >= 1
                       eval_random=eval_random,
                       target_digits=target_digits, checkpoint_every=checkpoint_every,
-                      log_every=log_every, threads=threads)
+                      log_every=log_every, threads=threads, restarts=restarts)
     if dataset is not None:  # the file decides what the training set is
         cfg = replace(cfg, samples=dataset.samples,
                       max_digits=max(len(x) for pair in dataset.operands for x in pair))
@@ -115,7 +117,8 @@ def _command(cfg, out: Path, data: Path | None) -> str:
              "forward": cfg.forward,
              "eval-every": cfg.eval_every, "eval-digits": ",".join(map(str, cfg.eval_digits)),
              "eval-random": cfg.eval_random, "target-digits": cfg.target_digits,
-             "checkpoint-every": cfg.checkpoint_every, "log-every": cfg.log_every, "threads": cfg.threads}
+             "checkpoint-every": cfg.checkpoint_every, "log-every": cfg.log_every, "threads": cfg.threads,
+             "restarts": cfg.restarts}
     for name, value in flags.items():
         if value is not None:
             args += [f"--{name}", str(value)]
@@ -144,6 +147,11 @@ def _print_summary(summary: dict, cfg: dict) -> None:
             "stopped by": summary["stopped_by"],
             "final loss": "n/a" if loss is None else f"{loss:.4g}",
             "seconds": f"{summary['seconds']:.1f}"}
+    if len(summary["restarts"]["table"]) > 1:
+        rows["restart kept"] = f"{summary['restarts']['chosen']} of {len(summary['restarts']['table'])}"
+    if summary.get("extracted"):
+        found = summary["extracted"]
+        rows["extracted automaton"] = f"{found['states']} states, {found['rules']} rules: {found['model']}"
     if summary.get("resumed_from"):
         rows["resumed from"] = f"iteration {summary['resumed_from']:,}"
     for lv in (summary.get("eval") or {}).get("levels", []):

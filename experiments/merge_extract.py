@@ -1,0 +1,59 @@
+"""Extraction with nearest-first RPNI-style merging (dfst.merge) on trained runs.
+
+    python experiments/merge_extract.py runs/add2-seeds/s*/
+"""
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from dfst.automata import MOVES
+from dfst.checkpoint import load_checkpoint
+from dfst.compile import compile_agent
+from dfst.data import load_dataset
+from dfst.evaluate import EvalConfig, run_protocol
+from dfst.extract import HALT, RADII, _transducer, cluster, read_rules, teacher_forced_points
+from dfst.merge import merge_clusters
+from dfst.rollout import DfstWeights
+from dfst.tasks import get_task
+from dfst.tasks.base import BLANK
+
+
+def edges_of(labels, steps):
+    edges = {}
+    for i, x, w, m, j in steps:
+        edges[(int(labels[i]), x)] = (-1 if MOVES[m] == "S" else int(labels[j]), w, m)
+    return edges
+
+
+def merged_agent(weights, data, task, radius):
+    points, steps = teacher_forced_points(weights, data)
+    labels = cluster(points, radius)
+    _, conflicts = read_rules(labels, steps, task.alphabet)
+    if conflicts:
+        return None
+    n = labels.max() + 1
+    centres = np.array([points[labels == c].mean(0) for c in range(n)])
+    block = merge_clusters(edges_of(labels, steps), centres)
+    labels2 = block[labels]
+    rules, conflicts = read_rules(labels2, steps, task.alphabet)
+    assert conflicts == 0
+    return _transducer(labels2, rules, task.alphabet, BLANK), n
+
+
+for run in sys.argv[1:]:
+    run = Path(run)
+    model, config = load_checkpoint(run / "model")
+    task = get_task(config["task"])
+    data = load_dataset(run / "data.pto.zip")
+    w = model.numpy_weights()
+    for radius in (0.05, 0.1, 0.2):
+        got = merged_agent(w, data, task, radius)
+        if got is None:
+            print(run.name, radius, "conflict")
+            continue
+        agent, n = got
+        rep, _ = run_protocol(task, DfstWeights.of(*compile_agent(agent).numpy_weights()),
+                              EvalConfig((10, 1000, 100000), random=10))
+        print(run.name, f"radius {radius}: {n} clusters -> {agent.d} states {len(agent.rules)} rules; exact",
+              [lv["exact"] for lv in rep["levels"]], "of", rep["levels"][0]["instances"], flush=True)

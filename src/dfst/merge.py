@@ -1,0 +1,131 @@
+"""Merge the states of an automaton read off a DFST, nearest first, while the PTOs allow it.
+
+A trained DFST often represents one expert state by several nearby hidden vectors (its states
+drift a little on every pass of a loop), and clustering then reads off more states than the expert
+has: the automaton counts passes instead of looping. Here the clusters are merged in the order of
+the distance between their centres (the DFST's own geometry), each merge followed by the fold of
+RPNI (Oncina & Garcia 1992): merging two states merges their successors on every shared symbol,
+recursively, and the merge is rejected if two merged states then show different actions (written
+symbol, move) for one read symbol. Only the training PTOs are used.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dfst.automata import MOVES
+from dfst.data import PtoDataset
+from dfst.errors import DfstError
+from dfst.extract import Extraction, cluster, read_rules, teacher_forced_points
+from dfst.extract import _transducer as make_rules_transducer
+
+# A partial Mealy machine over clusters: (cluster, symbol) -> (next cluster or -1 for halt, write, move)
+Edges = dict[tuple[int, int], tuple[int, int, int]]
+
+
+class _Partition:
+    """Union-find over clusters with the merged transition table of each block."""
+
+    def __init__(self, n: int, edges: Edges):
+        self.parent = list(range(n))
+        self.table: dict[int, dict[int, tuple[int, int, int]]] = {c: {} for c in range(n)}
+        for (c, x), out in edges.items():
+            self.table[c][x] = out
+
+    def find(self, c: int) -> int:
+        while self.parent[c] != c:
+            self.parent[c] = self.parent[self.parent[c]]
+            c = self.parent[c]
+        return c
+
+    def copy(self) -> _Partition:
+        other = _Partition.__new__(_Partition)
+        other.parent = list(self.parent)
+        other.table = {c: dict(t) for c, t in self.table.items()}
+        return other
+
+    def merge(self, a: int, b: int) -> bool:
+        """Merge the blocks of a and b and fold; False on a conflict (the partition is then spoiled)."""
+        pending = [(a, b)]
+        while pending:
+            a, b = (self.find(c) for c in pending.pop())
+            if a == b:
+                continue
+            if a > b:
+                a, b = b, a
+            self.parent[b] = a
+            for x, (nxt_b, w_b, m_b) in self.table.pop(b).items():
+                if x not in self.table[a]:
+                    self.table[a][x] = (nxt_b, w_b, m_b)
+                    continue
+                nxt_a, w_a, m_a = self.table[a][x]
+                if (w_a, m_a) != (w_b, m_b) or (nxt_a == -1) != (nxt_b == -1):
+                    return False
+                if nxt_a != -1:
+                    pending.append((nxt_a, nxt_b))
+        return True
+
+
+def merge_clusters(edges: Edges, centres: np.ndarray) -> np.ndarray:
+    """A block label per cluster after merging compatible clusters, nearest centres first.
+
+    `edges` must be conflict-free. Pairs are tried in increasing max-norm distance of their centres;
+    a rejected merge leaves the partition as it was.
+    """
+    n = len(centres)
+    part = _Partition(n, edges)
+    gaps = np.abs(centres[:, None, :] - centres[None, :, :]).max(-1)
+    order = sorted((gaps[i, j], i, j) for i in range(n) for j in range(i + 1, n))
+    for _, i, j in order:
+        if part.find(i) == part.find(j):
+            continue
+        trial = part.copy()
+        if trial.merge(i, j):
+            part = trial
+    roots = sorted({part.find(c) for c in range(n)})
+    index = {r: k for k, r in enumerate(roots)}
+    return np.array([index[part.find(c)] for c in range(n)], dtype=np.int64)
+
+
+def transitions(labels: np.ndarray, steps) -> tuple[Edges, int]:
+    """The edges the labelled PTO steps show, and how many (cluster, symbol) pairs show two outcomes."""
+    edges: Edges = {}
+    conflicts: set[tuple[int, int]] = set()
+    for i, x, w, m, j in steps:
+        key, out = (int(labels[i]), x), (-1 if MOVES[m] == "S" else int(labels[j]), w, m)
+        if edges.setdefault(key, out) != out:
+            conflicts.add(key)
+    return edges, len(conflicts)
+
+
+def merged_labels(points: np.ndarray, steps, radius: float) -> np.ndarray | None:
+    """Cluster at `radius`, then merge nearest-first; None if the clusters already conflict."""
+    labels = cluster(points, radius)
+    edges, conflicts = transitions(labels, steps)
+    if conflicts:
+        return None
+    centres = np.array([points[labels == c].mean(0) for c in range(int(labels.max()) + 1)])
+    return merge_clusters(edges, centres)[labels]
+
+
+MERGE_RADII = (0.3, 0.2, 0.1, 0.05, 0.02)
+
+
+def extract_merged(weights: tuple[np.ndarray, ...], data: PtoDataset, alphabet: tuple[str, ...], blank: str,
+                   radii: tuple[float, ...] = MERGE_RADII) -> Extraction:
+    """The smallest automaton over the radii: cluster, merge nearest-first, read the rules.
+
+    Fewest states is Occam's choice among automata that all reproduce the training PTOs.
+    """
+    points, steps = teacher_forced_points(weights, data)
+    best = None
+    for radius in radii:
+        labels = merged_labels(points, steps, radius)
+        if labels is not None and (best is None or labels.max() < best[1].max()):
+            best = radius, labels
+    if best is None:
+        raise DfstError(f"no radius in {list(radii)} reads a conflict-free automaton off these PTOs")
+    radius, labels = best
+    rules, _ = read_rules(labels, steps, alphabet)
+    return Extraction(make_rules_transducer(labels, rules, alphabet, blank), radius,
+                      int(cluster(points, radius).max()) + 1, len(rules))

@@ -1,0 +1,47 @@
+"""Nearest-first merging of the clusters read off a DFST (dfst.merge)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from dfst.compile import compile_agent
+from dfst.merge import extract_merged, merge_clusters
+from dfst.rollout import rollout
+from dfst.tasks import get_task
+from dfst.tasks.base import BLANK
+from dfst.train_data import cover_dataset
+
+
+def test_copies_of_a_loop_merge_into_one_state():
+    # clusters 0 -> 1 -> 2 on symbol 0, each writing 1 and moving R (move index 3); 2 stops on symbol 1
+    edges = {(0, 0): (1, 1, 3), (1, 0): (2, 1, 3), (2, 0): (2, 1, 3), (2, 1): (-1, 0, 4)}
+    centres = np.array([[1.0, 0.0], [0.9, 0.1], [0.8, 0.2]])
+    assert merge_clusters(edges, centres).tolist() == [0, 0, 0]
+
+
+def test_states_with_different_actions_never_merge():
+    edges = {(0, 0): (1, 1, 3), (1, 0): (0, 0, 3)}  # same symbol read, different symbol written
+    assert merge_clusters(edges, np.array([[1.0], [1.01]])).tolist() == [0, 1]
+
+
+def test_a_merge_whose_fold_conflicts_is_undone():
+    # 0 and 1 agree, but merging them merges 2 and 3, which disagree on symbol 1
+    edges = {(0, 0): (2, 0, 3), (1, 0): (3, 0, 3), (2, 1): (-1, 0, 4), (3, 1): (-1, 1, 4)}
+    centres = np.array([[0.0], [0.01], [5.0], [9.0]])
+    labels = merge_clusters(edges, centres)
+    assert labels[0] != labels[1] and labels[2] != labels[3]
+
+
+def test_a_perturbed_compiled_expert_gives_back_an_automaton_as_exact_as_the_expert():
+    task = get_task("add2")
+    data = cover_dataset(task, 20, 3, seed=0)  # every rule shown: nothing left to guess
+    model = compile_agent(task.agent, task="add2")
+    g = torch.Generator().manual_seed(0)
+    weights = tuple((w + 1e-3 * torch.randn(w.shape, generator=g)).numpy() for w in
+                    (model.A.detach(), model.B.detach(), model.C.detach(), model.h0.detach()))
+    found = extract_merged(weights, data, task.alphabet, BLANK)
+    assert found.agent.d <= task.agent.d
+    instances = task.hard_instances(40) + task.random_instances(40, 10, seed=5)
+    results = rollout(task, instances, agent=found.agent)
+    assert all(r.exact for r in results)
