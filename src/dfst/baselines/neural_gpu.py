@@ -1,0 +1,197 @@
+"""Neural GPU (Kaiser & Sutskever 2015, arXiv 1511.08228), trained on I/O pairs, scored like the DFST.
+
+The state s is an n x w x m tensor (n = input length, width w, m channels). The input symbols are
+embedded into its first column, the rest is zero. One step applies l convolutional GRUs (CGRU):
+
+    u = σ'(U_u * s + B_u)    r = σ'(U_r * s + B_r)    c = tanh'(U_c * (r ⊙ s) + B_c)
+    CGRU(s) = u ⊙ s + (1 - u) ⊙ c
+
+(* is a kh x kw convolution, σ'(x) = clip(1.2 σ(x) - 0.1, 0, 1) and tanh'(x) = clip(1.1 tanh(x), -1, 1)
+are the paper's saturating gates). The step is applied n times, and the output symbols are read from
+the first column of the final state through a linear layer.
+
+Published training tricks, as kept here: curriculum on length (a linear schedule of the longest
+operand, plus short operands in every batch), dropout on the candidate c, annealed gradient noise and
+gradient-norm clipping, all in the config. Not kept: the parameter-sharing relaxation (r sets of
+weights pulled together over training; it matters for rare successes over many restarts on a GPU),
+the saturation-cost penalty and the restarts/hyper-parameter search over many runs.
+The input encoding ("layout") is an option: "concat" is the paper's (a, op, b in one row), "aligned"
+puts a_i and b_i in the same cell, as the DFST's grid does (easier; the CPU default).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from dfst.baselines.common import BaselineResult, evaluate_predictor, hardware
+from dfst.baselines.io_pairs import (
+    PairSampler,
+    add_gradient_noise,
+    check_layout,
+    curriculum_digits,
+    decode_batch,
+    encode_batch,
+    input_symbols,
+    output_symbols,
+    parse_digits,
+    progress_bar,
+)
+from dfst.errors import DfstError
+from dfst.tasks.base import Instance, Task
+from dfst.train import deterministic
+
+# CPU-sized defaults (the benchmark script overrides some); plain values so `--config KEY=VALUE` parses.
+DEFAULTS: dict = {
+    "layout": "aligned", "width": 4, "channels": 24, "layers": 2, "kernel": 3,
+    "steps": 3000, "batch": 32, "lr": 1e-3, "clip": 1.0, "dropout": 0.06, "grad_noise": 0.0,
+    "start_digits": 4, "max_digits": 20, "curriculum": 0.6,
+    "eval_digits": "20,40,100,200,500,1000,2000", "eval_random": 10, "eval_batch": 32, "threads": 1,
+}
+
+
+@dataclass(frozen=True)
+class NeuralGPUConfig:
+    symbols_in: int
+    symbols_out: int
+    width: int = 4
+    channels: int = 24
+    layers: int = 2
+    kernel: int = 3
+    dropout: float = 0.0
+
+
+def hard_sigmoid(x: torch.Tensor) -> torch.Tensor:
+    return torch.clamp(1.2 * torch.sigmoid(x) - 0.1, 0.0, 1.0)
+
+
+def hard_tanh(x: torch.Tensor) -> torch.Tensor:
+    return torch.clamp(1.1 * torch.tanh(x), -1.0, 1.0)
+
+
+class CGRU(nn.Module):
+    """One convolutional GRU over a (B, m, n, w) state; update and reset gates share one conv."""
+
+    def __init__(self, channels: int, kernel: int, dropout: float) -> None:
+        super().__init__()
+        self.gates = nn.Conv2d(channels, 2 * channels, kernel, padding=kernel // 2)
+        self.candidate = nn.Conv2d(channels, channels, kernel, padding=kernel // 2)
+        self.dropout = dropout
+
+    def forward(self, s: torch.Tensor) -> torch.Tensor:
+        u, r = hard_sigmoid(self.gates(s)).chunk(2, dim=1)              # (B, m, n, w) each
+        c = hard_tanh(self.candidate(r * s))                            # (B, m, n, w)
+        c = F.dropout(c, self.dropout, self.training)
+        return u * s + (1 - u) * c
+
+
+class NeuralGPU(nn.Module):
+    def __init__(self, cfg: NeuralGPUConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.symbols_in, cfg.channels)
+        self.layers = nn.ModuleList(CGRU(cfg.channels, cfg.kernel, cfg.dropout) for _ in range(cfg.layers))
+        self.readout = nn.Linear(cfg.channels, cfg.symbols_out)
+
+    def initial_state(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, n) symbols -> (B, m, n, w) state with the embedding in column 0."""
+        e = self.embed(x).transpose(1, 2)                               # (B, m, n)
+        s = e.new_zeros(*e.shape, self.cfg.width)                       # (B, m, n, w)
+        s[..., 0] = e
+        return s.contiguous(memory_format=torch.channels_last)  # about 2x faster convs on CPU
+
+    def step(self, s: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            s = layer(s)
+        return s
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, n) input symbols -> (B, n, symbols_out) logits, after n steps."""
+        s = self.initial_state(x)
+        for _ in range(x.shape[1]):
+            s = self.step(s)
+        return self.readout(s[..., 0].transpose(1, 2))                  # (B, n, out)
+
+
+def sequence_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy over every position (padding included: the model must say where it ends)."""
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
+
+
+def count_params(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def build_model(task: Task, config: dict) -> NeuralGPU:
+    layout = check_layout(config["layout"])
+    cfg = NeuralGPUConfig(input_symbols(task.base, layout), output_symbols(task.base), config["width"],
+                          config["channels"], config["layers"], config["kernel"], config["dropout"])
+    return NeuralGPU(cfg)
+
+
+def merged_config(config: dict) -> dict:
+    unknown = set(config) - set(DEFAULTS)
+    if unknown:
+        raise DfstError(f"unknown neural-gpu config keys: {', '.join(sorted(unknown))}")
+    return {**DEFAULTS, **config}
+
+
+def train_model(task: Task, config: dict, seed: int, progress: bool = True) -> tuple[NeuralGPU, dict]:
+    """Train on sampled I/O pairs; returns the model and {"samples", "loss", "train_seconds"}."""
+    torch.manual_seed(seed)
+    model = build_model(task, config)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"], foreach=False)
+    sampler = PairSampler(task, seed)
+    cpu_start, loss_value = time.process_time(), float("nan")
+    with progress_bar(progress) as bar:
+        job = bar.add_task("neural-gpu train", total=config["steps"])
+        for step in range(config["steps"]):
+            # batch: the curriculum's longest operand at this step
+            digits = curriculum_digits(step, config["steps"], config["start_digits"], config["max_digits"],
+                                       config["curriculum"])
+            x, y = encode_batch(task, sampler.draw(config["batch"], digits), config["layout"])
+            # forward, loss, backward, noisy clipped Adam step
+            loss = sequence_loss(model(x), y)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            add_gradient_noise(model, config["grad_noise"], step)
+            nn.utils.clip_grad_norm_(model.parameters(), config["clip"])
+            optimizer.step()
+            loss_value = loss.item()
+            bar.update(job, advance=1, description=f"neural-gpu ({digits} digits, loss {loss_value:.4f})")
+    info = {"samples": sampler.distinct, "loss": loss_value,
+            "train_seconds": round(time.process_time() - cpu_start, 2)}
+    return model, info
+
+
+def make_predictor(model: NeuralGPU, task: Task, layout: str, batch: int):
+    """A `Predictor`: batched, no_grad, in chunks of `batch` instances to bound memory."""
+    def predict(instances: list[Instance]) -> list[str | None]:
+        model.eval()
+        answers: list[str | None] = []
+        with torch.no_grad():
+            for i in range(0, len(instances), batch):
+                x, _ = encode_batch(task, instances[i:i + batch], layout)
+                answers += decode_batch(model(x).argmax(-1), task.base)
+        return answers
+    return predict
+
+
+def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> BaselineResult:
+    """Train a Neural GPU on `task`'s I/O pairs and score it on the protocol's ladder of lengths."""
+    config = merged_config(config)
+    with deterministic(config["threads"]):
+        model, info = train_model(task, config, seed, progress)
+        predict = make_predictor(model, task, config["layout"], config["eval_batch"])
+        scores = evaluate_predictor(task, predict, parse_digits(config["eval_digits"]),
+                                    random=config["eval_random"], seed=0)
+    return BaselineResult(
+        system="neural-gpu", task=task.name, seed=seed, samples=info["samples"], params=count_params(model),
+        max_train_digits=config["max_digits"], robust_lg=scores["robust_lg"],
+        probabilistic_lg=scores["probabilistic_lg"], train_seconds=info["train_seconds"],
+        hardware=hardware(), levels=scores["levels"], config={**config, **asdict(model.cfg)},
+        notes=f"final training loss {info['loss']:.4g}; layout {config['layout']}")
