@@ -4,10 +4,12 @@ from dfst.cli import (  # noqa: F401  (each module registers its commands)
     agents,
     baselines,
     bench,
+    certify,
     datasets,
     extraction,
     models,
     report,
+    reproduce,
     runs,
     training,
 )

@@ -12,8 +12,9 @@ from dfst.errors import DfstError
 
 @app.command("extract")
 def extract_command(
-    run: Path = typer.Argument(..., help="A dfst train run directory (its model/ and data.pto.zip)."),
-    out: Path = typer.Option(..., "--out", help="Checkpoint directory for the extracted automaton."),
+    run: Path = typer.Argument(..., help="A dfst train run directory, or a checkpoint directory."),
+    out: Path = typer.Option(..., "--out", help="Run: checkpoint dir to write. Checkpoint: agent JSON."),
+    task_name: str = typer.Option(None, "--task", help="Checkpoint form: the task (default: its own)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing checkpoint."),
     as_json: bool = JsonOption,
 ) -> None:
@@ -27,6 +28,8 @@ def extract_command(
     from dfst.tasks import get_task
     from dfst.tasks.base import BLANK
 
+    if (run / "config.json").exists() and not (run / "data.pto.zip").exists():
+        return _extract_checkpoint(run, out, task_name, force, as_json)
     if not (run / "data.pto.zip").exists():
         raise DfstError(f"{run} is not a dfst train run (no data.pto.zip)")
     model, config = load_checkpoint(run / "model")
@@ -44,3 +47,28 @@ def extract_command(
     console.print(f"extracted {found.agent.d} states, {found.pairs} rules (radius {found.radius}; the "
                   f"expert has {task.agent.d} and {len(task.agent.rules)}) -> {out}; "
                   f"evaluate with: dfst eval {out}")
+
+
+def _extract_checkpoint(checkpoint: Path, out: Path, task_name: str | None, force: bool,
+                        as_json: bool) -> None:
+    """The automaton read off the lockstep graph with the task's expert, minimised, as agent JSON."""
+    from dfst.automata import save_transducer
+    from dfst.certify import extract_from_weights
+    from dfst.checkpoint import load_checkpoint
+    from dfst.io import check_writable
+    from dfst.rollout import DfstWeights
+    from dfst.tasks import get_task
+
+    check_writable(out, overwrite=force)
+    model, config = load_checkpoint(checkpoint)
+    task = get_task(task_name or config["task"])
+    if model.config.k != task.agent.k:
+        raise DfstError(f"checkpoint has k={model.config.k} symbols, task {task.name} has {task.agent.k}")
+    agent = extract_from_weights(DfstWeights.of(*model.numpy_weights()), task.agent)
+    save_transducer(agent, out)
+    info = {"agent": str(out), "task": task.name, "states": agent.d, "rules": len(agent.rules),
+            "expert_states": task.agent.d, "expert_rules": len(task.agent.rules)}
+    if as_json:
+        return print_json(info)
+    console.print(f"extracted {agent.d} states, {len(agent.rules)} rules -> {out}; "
+                  f"compile with: dfst compile {task.name} --agent {out} --out DIR")

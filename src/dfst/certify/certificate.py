@@ -1,0 +1,61 @@
+"""Certificates as plain JSON: enough for `check.py` to re-verify them against the weights.
+
+Floats are written as Python floats: float32 values round-trip exactly through float64 and JSON.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from dfst.automata import Transducer
+from dfst.certify.automaton import graph_automaton
+from dfst.certify.bounds import UNDERFLOW, slack
+from dfst.certify.frame import U32
+from dfst.certify.lockstep import Graph
+from dfst.certify.regions import RegionProof
+from dfst.rollout import DfstWeights
+
+FORMAT, VERSION = "dfst-certificate", 1
+
+
+def weights_digest(weights: DfstWeights) -> str:
+    """SHA-256 of A, B, C, h0 (float32 bytes, in that order): which model a certificate is about."""
+    digest = hashlib.sha256()
+    for w in (weights.A, weights.B, weights.C, weights.h0):
+        digest.update(np.ascontiguousarray(w, dtype=np.float32).tobytes())
+    return digest.hexdigest()
+
+
+def _common(graph: Graph, weights: DfstWeights, agent: Transducer, mode: str, kind: str) -> dict:
+    return {
+        "format": FORMAT, "version": VERSION, "kind": kind, "mode": mode,
+        "weights_sha256": weights_digest(weights), "agent": agent.to_dict(),
+        "nodes": [{"state": agent.states[n.q], "h": [float(v) for v in n.h]} for n in graph.nodes],
+        "edges": [[n, agent.alphabet[x], m] for (n, x), m in sorted(graph.edges.items())],
+        "extracted": graph_automaton(graph, agent.alphabet, agent.blank).to_dict(),
+    }
+
+
+def exact_certificate(graph: Graph, weights: DfstWeights, agent: Transducer, mode: str) -> dict:
+    cert = _common(graph, weights, agent, mode, "exact")
+    cert["assumptions"] = [
+        "the engine computes each score as a float32 sum over j = 0..d-1 in order, skipping zero "
+        "entries of h, each product and sum rounded to nearest (no fused multiply-add)",
+        "argmax takes the first maximum",
+        "the expert reads only symbols it has rules for (true of a correct expert on valid inputs)"]
+    return cert
+
+
+def region_certificate(graph: Graph, proof: RegionProof, weights: DfstWeights, agent: Transducer,
+                       mode: str) -> dict:
+    cert = _common(graph, weights, agent, mode, "regions")
+    cert |= {"T": proof.frame.T.tolist(), "radii": [float(r) for r in proof.radii],
+             "limits": [float(r) for r in proof.limits], "slack": slack(proof.frame),
+             "unit_roundoff": U32, "underflow": UNDERFLOW, "condition": proof.frame.condition}
+    cert["assumptions"] = exact_certificate(graph, weights, agent, mode)["assumptions"] + [
+        "max|h| >= 2^-60 before every step (so underflow adds at most d 2^-89 relative); in rescaled "
+        "mode max|h| = 1 after every step",
+        "the bounds are evaluated in float64 with the relative slack given (1e-9 + 1e-15 cond(T))"]
+    return cert

@@ -1,0 +1,76 @@
+"""`certify`: prove that a DFST equals the expert on every input of every length, or show it does not.
+
+1. Lockstep exploration with the engine's float32 arithmetic (tol = 0). A disagreement is a
+   COUNTEREXAMPLE (a shortest symbol path; an instance reaching it is searched and run closed loop).
+   A finite graph whose edges land on their nodes' vectors bit for bit is a complete proof for that
+   arithmetic: CERTIFIED (kind "exact").
+2. Otherwise clustered exploration (growing tol) and the region proof (`regions.py`). A proof over
+   directions is CERTIFIED in rescaled mode, where the engine keeps only the direction of h. In
+   plain mode the norm of h still drifts (overflow or underflow at some length), so it stays
+   INCONCLUSIVE there, with the predicted length from the drift rate along the worst cycle.
+3. INCONCLUSIVE otherwise, with the diagnosis of `diagnose.py`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from dfst.automata import Transducer
+from dfst.certify.certificate import exact_certificate, region_certificate
+from dfst.certify.diagnose import diagnose_norm, diagnose_regions
+from dfst.certify.lockstep import Disagreement, Graph, TooManyNodes, explore
+from dfst.certify.regions import RegionProof, prove_regions
+from dfst.certify.result import Result, counterexample_report
+from dfst.rollout import DfstWeights
+from dfst.tasks.base import Task
+
+TOLERANCES = (1e-6, 1e-4, 1e-3, 1e-2)  # clustering radii tried after the exact exploration
+MAX_NODES = 20000
+
+
+def certify(weights: DfstWeights, task: Task, *, agent: Transducer | None = None, rescale: bool = False,
+            max_nodes: int = MAX_NODES, pump_max_digits: int = 100_000) -> Result:
+    """The verdict (CERTIFIED, COUNTEREXAMPLE or INCONCLUSIVE) for one float mode of the engine."""
+    agent = agent or task.agent
+    start = time.perf_counter()
+    mode = "rescaled" if rescale else "plain"
+    found = _explore(weights, agent, rescale, 0.0, max_nodes)
+    if isinstance(found, Disagreement):
+        return Result("COUNTEREXAMPLE", mode, _elapsed(start),
+                      counterexample=counterexample_report(task, agent, weights, found, rescale))
+    if isinstance(found, Graph) and found.exact:
+        return Result("CERTIFIED", mode, _elapsed(start), graph=found,
+                      certificate=exact_certificate(found, weights, agent, mode))
+    best: tuple[Graph, RegionProof] | None = None
+    for tol in ((0.0,) if isinstance(found, Graph) else ()) + TOLERANCES:
+        graph = found if tol == 0.0 else _explore(weights, agent, rescale, tol, max_nodes)
+        if isinstance(graph, Disagreement):
+            return Result("COUNTEREXAMPLE", mode, _elapsed(start),
+                          counterexample=counterexample_report(task, agent, weights, graph, rescale))
+        if graph is None:
+            continue
+        proof = prove_regions(graph, weights, agent.tables())
+        if proof.ok:
+            cert = region_certificate(graph, proof, weights, agent, mode)
+            if rescale:
+                return Result("CERTIFIED", mode, _elapsed(start), graph=graph, certificate=cert)
+            return Result("INCONCLUSIVE", mode, _elapsed(start), graph=graph,
+                          diagnosis=diagnose_norm(task, agent, weights, graph, proof, pump_max_digits))
+        best = best or (graph, proof)
+    if best is None:
+        return Result("INCONCLUSIVE", mode, _elapsed(start),
+                      diagnosis={"reason": f"the directions do not close within {max_nodes} nodes"})
+    graph, proof = best
+    return Result("INCONCLUSIVE", mode, _elapsed(start), graph=graph,
+                  diagnosis=diagnose_regions(task, agent, weights, graph, proof, rescale, pump_max_digits))
+
+
+def _explore(weights, agent, rescale, tol, max_nodes) -> Graph | Disagreement | None:
+    try:
+        return explore(weights, agent, rescale=rescale, tol=tol, max_nodes=max_nodes)
+    except TooManyNodes:
+        return None
+
+
+def _elapsed(start: float) -> float:
+    return round(time.perf_counter() - start, 4)

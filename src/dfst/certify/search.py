@@ -1,0 +1,60 @@
+"""Concrete task instances behind a symbol path: a counterexample to confirm in closed loop.
+
+The lockstep paths are what the expert reads; an instance whose expert run starts by reading the
+path drives the DFST to the same disagreement. Small operands are tried exhaustively (shortest
+first), then the hard structured instances.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from dfst.automata import Transducer
+from dfst.rollout import DfstWeights, InstanceResult, rollout, run_table
+from dfst.tasks.base import Instance, Task
+
+MAX_PAIRS = 20000  # instances tried at most
+
+
+def small_instances(task: Task, max_len: int = 8):
+    """Operand pairs by growing length (leading zeros included: the grid shows every digit)."""
+    digits = task.alphabet[: task.base]
+    for n in range(1, max_len + 1):
+        for la, lb in itertools.product(range(1, n + 1), repeat=2):
+            if max(la, lb) != n:
+                continue
+            for a in itertools.product(digits, repeat=la):
+                for b in itertools.product(digits, repeat=lb):
+                    yield Instance("".join(a), "".join(b), "small")
+        yield from task.hard_instances(n)
+
+
+def reads(task: Task, agent: Transducer, instance: Instance) -> list[int]:
+    """The symbols the expert `agent` reads on `instance`, in order."""
+    run = run_table(agent, task.layout(instance), task.max_steps(instance), record=True)
+    return [int(x) for x in run.trace[:, 0]]
+
+
+def instance_reading(task: Task, agent: Transducer, path: tuple[int, ...]) -> Instance | None:
+    """The first small instance whose expert run reads `path` first, else a hard instance of about
+    the path's length (long paths are pumped cycles: carry chains and the like)."""
+    lengths = sorted({max(1, len(path) // f) for f in (8, 4, 2, 1)} | {2 * len(path)})
+    hard = (i for n in lengths if n <= 100_000 for i in task.hard_instances(n))
+    for instance in itertools.chain(itertools.islice(small_instances(task), MAX_PAIRS), hard):
+        if reads(task, agent, instance)[: len(path)] == list(path):
+            return instance
+    return None
+
+
+def failing_instance(task: Task, weights: DfstWeights, rescale: bool, limit: int = 5000) -> Instance | None:
+    """The first small instance the DFST gets wrong in closed loop (the symbol path may need a grid
+    no instance draws; this finds a failure the grid can show)."""
+    for instance in itertools.islice(small_instances(task), limit):
+        if not confirm(task, weights, instance, rescale).exact:
+            return instance
+    return None
+
+
+def confirm(task: Task, weights: DfstWeights, instance: Instance, rescale: bool) -> InstanceResult:
+    """The closed-loop verdict of the DFST on `instance` (the evaluator's engine and judge)."""
+    return rollout(task, [instance], weights=weights, rescale=rescale, workers=1)[0]

@@ -1,0 +1,148 @@
+"""certify: compiled experts are CERTIFIED (checker agrees), rewired and drifting models are not."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dfst.automata import make_transducer
+from dfst.certify import certify, check_certificate, extract_from_weights
+from dfst.certify.engine import engine_step
+from dfst.certify.search import confirm
+from dfst.compile import compile_agent
+from dfst.rollout import DfstWeights, _run_dfst
+from dfst.tasks import TASKS
+from dfst.tasks.base import Instance
+
+ADD2 = TASKS["add2"]
+
+
+def weights_of(agent, T=None) -> DfstWeights:
+    A, B, C, h0 = compile_agent(agent).numpy_weights()
+    if T is None:
+        return DfstWeights.of(A, B, C, h0)
+    Ti = np.linalg.inv(T)
+    return DfstWeights.of(T @ A @ Ti, B @ Ti, C @ Ti, T @ h0)
+
+
+def rewired(agent, key, **change):
+    rules = dict(agent.rules)
+    rules[key] = dataclasses.replace(rules[key], **change)
+    return make_transducer(agent.states, agent.alphabet, rules.values(), initial=agent.initial,
+                           final=agent.final, blank=agent.blank, name=agent.name)
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+@pytest.mark.parametrize("rescale", [False, True])
+def test_compiled_experts_certify_and_the_checker_accepts(name, rescale):
+    task = TASKS[name]
+    w = weights_of(task.agent)
+    result = certify(w, task, rescale=rescale)
+    assert result.verdict == "CERTIFIED"
+    assert check_certificate(result.certificate, w.A, w.B, w.C, w.h0, task.agent) == (True, "ok")
+    extracted = result.certificate["extracted"]
+    assert len(extracted["rules"]) == len(task.agent.rules)
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_scaled_permuted_basis_certifies_in_rescaled_mode(name):
+    """h -> T h with T a positive diagonal times a permutation: inexact float32 weights."""
+    task, rng = TASKS[name], np.random.default_rng(7)
+    d = task.agent.d
+    T = np.diag(rng.uniform(0.5, 2.0, d))[rng.permutation(d)]
+    w = weights_of(task.agent, T)
+    result = certify(w, task, rescale=True)
+    assert result.verdict == "CERTIFIED"
+    assert check_certificate(result.certificate, w.A, w.B, w.C, w.h0, task.agent)[0]
+
+
+def test_checker_rejects_a_tampered_certificate():
+    w = weights_of(ADD2.agent)
+    cert = certify(w, ADD2).certificate
+    cert["nodes"][1]["h"][0] += 0.5
+    ok, why = check_certificate(cert, w.A, w.B, w.C, w.h0, ADD2.agent)
+    assert not ok and "node" in why
+    bad = rewired(ADD2.agent, ("carry", "1"), write="1")
+    wb = weights_of(bad)
+    ok, _ = check_certificate(certify(w, ADD2).certificate, wb.A, wb.B, wb.C, wb.h0, ADD2.agent)
+    assert not ok
+
+
+def test_rewired_add2_gives_a_counterexample_that_fails_closed_loop():
+    w = weights_of(rewired(ADD2.agent, ("carry", "1"), write="1"))
+    result = certify(w, ADD2)
+    assert result.verdict == "COUNTEREXAMPLE"
+    inst = result.counterexample["instance"]
+    assert inst is not None and inst["closed_loop_exact"] is False
+    assert not confirm(ADD2, w, Instance(inst["a"], inst["b"]), False).exact
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.data())
+def test_random_rewirings_are_always_caught(data):
+    task = TASKS[data.draw(st.sampled_from(["add2", "add10"]))]
+    key = data.draw(st.sampled_from(sorted(task.agent.rules)))
+    rule = task.agent.rules[key]
+    write = data.draw(st.sampled_from([s for s in task.alphabet if s != rule.write]))
+    w = weights_of(rewired(task.agent, key, write=write))
+    assert certify(w, task).verdict == "COUNTEREXAMPLE"
+
+
+def test_leaking_carry_loop_is_never_certified():
+    A, B, C, h0 = compile_agent(ADD2.agent).numpy_weights()
+    q, x = ADD2.agent.states.index("carry"), ADD2.alphabet.index("1")
+    A[x, ADD2.agent.states.index("add1"), q] = 1e-3  # mass leaks out of the carry loop every step
+    w = DfstWeights.of(A, B, C, h0)
+    for rescale in (False, True):
+        assert certify(w, ADD2, rescale=rescale).verdict != "CERTIFIED"
+
+
+def test_growing_carry_loop_predicts_its_overflow_within_a_factor_of_two():
+    """Carry self-loop 1.01: exact in rescaled mode, overflows in plain mode near the prediction."""
+    A, B, C, h0 = compile_agent(ADD2.agent).numpy_weights()
+    q, x = ADD2.agent.states.index("carry"), ADD2.alphabet.index("1")
+    A[x, q, q] = 1.01
+    w = DfstWeights.of(A, B, C, h0)
+    assert certify(w, ADD2, rescale=True).verdict == "CERTIFIED"
+    result = certify(w, ADD2, pump_max_digits=0)
+    assert result.verdict == "INCONCLUSIVE"
+    steps = result.diagnosis["cycle"]["predicted_steps"]
+    chain = lambda n: Instance("1", "1" * n, "carry_chain_swapped")  # noqa: E731
+    assert confirm(ADD2, w, chain(steps // 2), False).exact
+    assert not confirm(ADD2, w, chain(2 * steps), False).exact
+
+
+def test_engine_step_is_the_engine_bit_for_bit():
+    rng = np.random.default_rng(3)
+    T = np.eye(ADD2.agent.d) + 0.1 * rng.standard_normal((ADD2.agent.d,) * 2)
+    w = weights_of(ADD2.agent, T)
+    layout = ADD2.layout(Instance("1011", "111"))
+    for rescale in (False, True):
+        h, cells, (r, c) = w.h0.copy(), layout.cells.copy(), layout.head
+        out = np.empty(w.Wt.shape[2], np.float32)
+        mine = w.h0.copy()
+        for t in range(6):
+            x = int(cells[r, c])
+            mine = engine_step(w, mine, x, rescale).h
+            _, _, r, c = _run_dfst(w.Wt, cells, r, c, h, t, t + 1, rescale, out)
+            assert np.array_equal(mine, h)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from(["add2", "mult2"]))
+def test_perturbed_compiled_model_extracts_to_an_equivalent_automaton(seed, name):
+    task, rng = TASKS[name], np.random.default_rng(seed)
+    A, B, C, h0 = compile_agent(task.agent).numpy_weights()
+    A = A + rng.uniform(-1e-4, 1e-4, A.shape).astype(np.float32)
+    found = extract_from_weights(DfstWeights.of(A, B, C, h0), task.agent)
+    for n in range(1, 5):
+        for inst in task.hard_instances(n) + task.random_instances(n, 3, seed=n):
+            from dfst.rollout import run_table
+            got = run_table(found, task.layout(inst), task.max_steps(inst))
+            want = run_table(task.agent, task.layout(inst), task.max_steps(inst))
+            assert (got.outcome, got.steps) == (want.outcome, want.steps)
+            assert np.array_equal(got.cells, want.cells)
