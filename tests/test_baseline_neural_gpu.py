@@ -1,5 +1,6 @@
 """Neural GPU baseline and its I/O-pair helpers: shapes, loss, training steps, determinism, run()."""
 
+import pytest
 import torch
 
 from dfst.baselines import io_pairs
@@ -13,6 +14,14 @@ TINY = {"channels": 8, "steps": 3, "batch": 4, "max_digits": 3, "start_digits": 
         "eval_random": 2}
 ADD2, MULT2 = get_task("add2"), get_task("mult2")
 
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """One torch thread: tiny models on a shared, loaded machine run far faster than with two."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
 
 def test_encodings_round_trip_the_answer_against_python_integers():
     for task in (ADD2, MULT2):

@@ -169,3 +169,12 @@ def add_gradient_noise(model: torch.nn.Module, scale: float, step: int) -> None:
     for p in model.parameters():
         if p.grad is not None:
             p.grad.add_(torch.randn_like(p.grad) * sigma)
+
+
+def counting(predict, on_call):
+    """`predict` that calls `on_call()` after each batch of instances (one evaluation level)."""
+    def wrapped(instances):
+        answers = predict(instances)
+        on_call()
+        return answers
+    return wrapped

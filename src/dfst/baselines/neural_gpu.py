@@ -33,6 +33,7 @@ from dfst.baselines.io_pairs import (
     PairSampler,
     add_gradient_noise,
     check_layout,
+    counting,
     curriculum_digits,
     decode_batch,
     encode_batch,
@@ -47,7 +48,7 @@ from dfst.train import deterministic
 
 # CPU-sized defaults (the benchmark script overrides some); plain values so `--config KEY=VALUE` parses.
 DEFAULTS: dict = {
-    "layout": "aligned", "width": 4, "channels": 24, "layers": 2, "kernel": 3,
+    "layout": "aligned", "width": 4, "channels": 16, "layers": 2, "kernel": 3,
     "steps": 3000, "batch": 32, "lr": 1e-3, "clip": 1.0, "dropout": 0.06, "grad_noise": 0.0,
     "start_digits": 4, "max_digits": 20, "curriculum": 0.6,
     "eval_digits": "20,40,100,200,500,1000,2000", "eval_random": 10, "eval_batch": 32, "threads": 1,
@@ -184,11 +185,14 @@ def make_predictor(model: NeuralGPU, task: Task, layout: str, batch: int):
 def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> BaselineResult:
     """Train a Neural GPU on `task`'s I/O pairs and score it on the protocol's ladder of lengths."""
     config = merged_config(config)
+    ladder = parse_digits(config["eval_digits"])
     with deterministic(config["threads"]):
         model, info = train_model(task, config, seed, progress)
         predict = make_predictor(model, task, config["layout"], config["eval_batch"])
-        scores = evaluate_predictor(task, predict, parse_digits(config["eval_digits"]),
-                                    random=config["eval_random"], seed=0)
+        with progress_bar(progress) as bar:  # O(n^2) work per instance: long lengths take minutes
+            job = bar.add_task("neural-gpu eval", total=len(set(ladder)))
+            scores = evaluate_predictor(task, counting(predict, lambda: bar.advance(job)), ladder,
+                                        random=config["eval_random"], seed=0)
     return BaselineResult(
         system="neural-gpu", task=task.name, seed=seed, samples=info["samples"], params=count_params(model),
         max_train_digits=config["max_digits"], robust_lg=scores["robust_lg"],

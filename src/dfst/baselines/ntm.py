@@ -1,0 +1,279 @@
+"""Neural Turing Machine (Graves, Wayne & Danihelka 2014; seed 004), on I/O pairs and on its copy task.
+
+An LSTM controller reads the input x_t and the last read vector r_{t-1}. From its output h_t, each
+head (one read, one write) emits a key k, a key strength β > 0, an interpolation gate g ∈ (0, 1), a
+shift distribution s over {-1, 0, +1} and a sharpening γ >= 1; the write head also an erase vector e
+and an add vector a. Addressing, per head, over the N x M memory:
+
+    w_c = softmax(β cos(k, M_i))           content
+    w_g = g w_c + (1 - g) w_{t-1}          interpolation
+    w_s(i) = Σ_j w_g(j) s(i - j mod N)     circular shift convolution
+    w = w_s^γ / Σ w_s^γ                    sharpening
+
+Write: M_i <- M_i (1 - w_i e) + w_i a; then read: r_t = Σ_i w_i M_i. The output is a linear map of
+[h_t, r_t]. The memory starts at a small constant and the head weights on cell 0, both fixed (not
+learned), so N can grow at test time: evaluation uses N >= the sequence length.
+
+Arithmetic: the input is the Neural GPU paper's row (a, op, b, least significant digits first, see
+io_pairs), one symbol per step, then an end marker; the machine then writes the answer's digits, least
+significant first and zero-padded, one per step (cross-entropy on those steps only).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from dfst.baselines.common import BaselineResult, evaluate_predictor, hardware
+from dfst.baselines.io_pairs import (
+    PairSampler,
+    curriculum_digits,
+    decode_batch,
+    encode_batch,
+    input_symbols,
+    output_symbols,
+    parse_digits,
+    progress_bar,
+)
+from dfst.errors import DfstError
+from dfst.tasks.base import Instance, Task
+from dfst.train import deterministic
+
+DEFAULTS: dict = {
+    "controller": 100, "memory": 64, "word": 20, "steps": 2000, "batch": 32, "lr": 1e-3, "clip": 10.0,
+    "start_digits": 2, "max_digits": 8, "curriculum": 0.6,
+    "eval_digits": "4,8,16,20,40,100,200,500,1000,2000", "eval_random": 10, "eval_batch": 32, "threads": 1,
+}
+
+COPY_DEFAULTS: dict = {
+    "bits": 8, "controller": 100, "memory": 64, "word": 20, "steps": 3000, "batch": 16, "lr": 1e-3,
+    "clip": 10.0, "min_length": 1, "max_length": 10, "test_lengths": "10,20,30", "test_count": 100,
+    "threads": 1,
+}
+
+
+@dataclass(frozen=True)
+class NTMConfig:
+    inputs: int
+    outputs: int
+    controller: int = 100
+    memory: int = 64       # N, the default number of cells (grown at run time when a sequence needs more)
+    word: int = 20         # M
+
+
+class Head(nn.Module):
+    """Emits one head's parameters from the controller output and addresses the memory with them."""
+
+    def __init__(self, hidden: int, word: int, write: bool) -> None:
+        super().__init__()
+        self.word, self.write = word, write
+        # k (M), β, g, s (3), γ; and for a write head e (M), a (M)
+        self.params = nn.Linear(hidden, word + 6 + (2 * word if write else 0))
+
+    def forward(self, h: torch.Tensor, memory: torch.Tensor, w_prev: torch.Tensor):
+        out = self.params(h)                                                        # (B, P)
+        m = self.word
+        key, beta, gate = torch.tanh(out[:, :m]), F.softplus(out[:, m]), torch.sigmoid(out[:, m + 1])
+        shift, gamma = torch.softmax(out[:, m + 2:m + 5], -1), 1 + F.softplus(out[:, m + 5])
+        w = address(memory, w_prev, key, beta, gate, shift, gamma)                  # (B, N)
+        if not self.write:
+            return w, None
+        return w, (torch.sigmoid(out[:, m + 6:2 * m + 6]), torch.tanh(out[:, 2 * m + 6:]))  # erase, add
+
+
+def address(memory, w_prev, key, beta, gate, shift, gamma) -> torch.Tensor:
+    """The paper's four addressing stages; memory (B, N, M), w_prev (B, N), key (B, M), scalars (B,)."""
+    similarity = F.cosine_similarity(memory, key[:, None, :], dim=-1, eps=1e-8)  # (B, N)
+    w_c = torch.softmax(beta[:, None] * similarity, dim=-1)
+    w_g = gate[:, None] * w_c + (1 - gate[:, None]) * w_prev
+    # s = (P(shift -1), P(0), P(+1)); w_s(i) = Σ_j w_g(i - j) s(j)
+    w_s = shift[:, 0:1] * torch.roll(w_g, -1, 1) + shift[:, 1:2] * w_g + shift[:, 2:3] * torch.roll(w_g, 1, 1)
+    w = (w_s + 1e-12) ** gamma[:, None]
+    return w / w.sum(-1, keepdim=True)
+
+
+class NTM(nn.Module):
+    def __init__(self, cfg: NTMConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.lstm = nn.LSTMCell(cfg.inputs + cfg.word, cfg.controller)
+        self.read_head = Head(cfg.controller, cfg.word, write=False)
+        self.write_head = Head(cfg.controller, cfg.word, write=True)
+        self.output = nn.Linear(cfg.controller + cfg.word, cfg.outputs)
+
+    def initial_state(self, batch: int, cells: int) -> dict:
+        zeros = torch.zeros(batch, self.cfg.controller)
+        w0 = torch.zeros(batch, cells)
+        w0[:, 0] = 1.0
+        return {"h": zeros, "c": zeros.clone(), "memory": torch.full((batch, cells, self.cfg.word), 1e-6),
+                "w_read": w0, "w_write": w0.clone(), "read": torch.zeros(batch, self.cfg.word)}
+
+    def step(self, state: dict, x: torch.Tensor) -> tuple[dict, torch.Tensor]:
+        """One time step: (state, x (B, inputs)) -> (state, output logits (B, outputs))."""
+        h, c = self.lstm(torch.cat([x, state["read"]], -1), (state["h"], state["c"]))
+        w_write, (erase, add) = self.write_head(h, state["memory"], state["w_write"])
+        memory = state["memory"] * (1 - w_write[:, :, None] * erase[:, None, :]) \
+            + w_write[:, :, None] * add[:, None, :]                                 # (B, N, M)
+        w_read, _ = self.read_head(h, memory, state["w_read"])
+        read = torch.einsum("bn,bnm->bm", w_read, memory)                           # (B, M)
+        state = {"h": h, "c": c, "memory": memory, "w_read": w_read, "w_write": w_write, "read": read}
+        return state, self.output(torch.cat([h, read], -1))
+
+    def forward(self, xs: torch.Tensor, cells: int | None = None) -> torch.Tensor:
+        """(B, T, inputs) -> (B, T, outputs) logits; `cells` memory cells (default: max(N, T))."""
+        state = self.initial_state(xs.shape[0], cells or max(self.cfg.memory, xs.shape[1]))
+        outputs = []
+        for t in range(xs.shape[1]):
+            state, y = self.step(state, xs[:, t])
+            outputs.append(y)
+        return torch.stack(outputs, 1)
+
+
+def count_params(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def _merged(config: dict, defaults: dict, label: str) -> dict:
+    unknown = set(config) - set(defaults)
+    if unknown:
+        raise DfstError(f"unknown {label} config keys: {', '.join(sorted(unknown))}")
+    return {**defaults, **config}
+
+
+# ----------------------------------------------------------------------------- arithmetic I/O pairs
+
+
+def arithmetic_sequences(task: Task, instances: list[Instance]) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """One-hot inputs (B, 2n+1, symbols+1) and targets (B, n); answers are read from steps n+1..2n."""
+    x, y = encode_batch(task, instances, "concat")                                 # (B, n) each
+    batch, n = x.shape
+    symbols = input_symbols(task.base, "concat")
+    xs = torch.zeros(batch, 2 * n + 1, symbols + 1)
+    xs[:, :n].scatter_(2, x[:, :, None], 1.0)
+    xs[:, n, symbols] = 1.0                                                         # end marker
+    return xs, y, n
+
+
+def arithmetic_loss(model: NTM, xs: torch.Tensor, y: torch.Tensor, n: int) -> torch.Tensor:
+    logits = model(xs)[:, n + 1:]                                                   # (B, n, out)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+
+def build_arithmetic_model(task: Task, config: dict) -> NTM:
+    return NTM(NTMConfig(input_symbols(task.base, "concat") + 1, output_symbols(task.base),
+                         config["controller"], config["memory"], config["word"]))
+
+
+def train_arithmetic(task: Task, config: dict, seed: int, progress: bool = True) -> tuple[NTM, dict]:
+    torch.manual_seed(seed)
+    model = build_arithmetic_model(task, config)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"], foreach=False)
+    sampler = PairSampler(task, seed)
+    cpu_start, loss_value = time.process_time(), float("nan")
+    with progress_bar(progress) as bar:
+        job = bar.add_task("ntm train", total=config["steps"])
+        for step in range(config["steps"]):
+            digits = curriculum_digits(step, config["steps"], config["start_digits"], config["max_digits"],
+                                       config["curriculum"])
+            xs, y, n = arithmetic_sequences(task, sampler.draw(config["batch"], digits))
+            loss = arithmetic_loss(model, xs, y, n)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), config["clip"])
+            optimizer.step()
+            loss_value = loss.item()
+            bar.update(job, advance=1, description=f"ntm train ({digits} digits, loss {loss_value:.4f})")
+    return model, {"samples": sampler.distinct, "loss": loss_value,
+                   "train_seconds": round(time.process_time() - cpu_start, 2)}
+
+
+def make_predictor(model: NTM, task: Task, batch: int):
+    def predict(instances: list[Instance]) -> list[str | None]:
+        model.eval()
+        answers: list[str | None] = []
+        with torch.no_grad():
+            for i in range(0, len(instances), batch):
+                xs, _, n = arithmetic_sequences(task, instances[i:i + batch])
+                answers += decode_batch(model(xs)[:, n + 1:].argmax(-1), task.base)
+        return answers
+    return predict
+
+
+def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> BaselineResult:
+    """Train an NTM on `task`'s I/O pairs and score it on the protocol's ladder of lengths."""
+    config = _merged(config, DEFAULTS, "ntm")
+    with deterministic(config["threads"]):
+        model, info = train_arithmetic(task, config, seed, progress)
+        scores = evaluate_predictor(task, make_predictor(model, task, config["eval_batch"]),
+                                    parse_digits(config["eval_digits"]), random=config["eval_random"], seed=0)
+    return BaselineResult(
+        system="ntm", task=task.name, seed=seed, samples=info["samples"], params=count_params(model),
+        max_train_digits=config["max_digits"], robust_lg=scores["robust_lg"],
+        probabilistic_lg=scores["probabilistic_lg"], train_seconds=info["train_seconds"],
+        hardware=hardware(), levels=scores["levels"], config={**config, **asdict(model.cfg)},
+        notes=f"final training loss {info['loss']:.4g}; input a, op, b then the answer, one symbol per step")
+
+
+# ----------------------------------------------------------------------------- the copy task
+
+
+def copy_batch(rng: np.random.Generator, batch: int, length: int, bits: int):
+    """Inputs (B, 2L+1, bits+1): L random bit vectors, a delimiter, then L blanks; targets (B, L, bits)."""
+    data = torch.from_numpy(rng.integers(0, 2, size=(batch, length, bits)).astype(np.float32))
+    xs = torch.zeros(batch, 2 * length + 1, bits + 1)
+    xs[:, :length, :bits] = data
+    xs[:, length, bits] = 1.0
+    return xs, data
+
+
+def copy_loss(model: NTM, xs: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    logits = model(xs)[:, target.shape[1] + 1:]                                     # (B, L, bits)
+    return F.binary_cross_entropy_with_logits(logits, target)
+
+
+def copy_exact(model: NTM, rng: np.random.Generator, count: int, length: int, bits: int) -> int:
+    """How many of `count` random sequences of `length` are copied with every bit right."""
+    model.eval()
+    with torch.no_grad():
+        xs, target = copy_batch(rng, count, length, bits)
+        guess = (model(xs)[:, length + 1:] > 0).float()
+    model.train()
+    return int((guess == target).all(-1).all(-1).sum())
+
+
+def run_copy(seed: int, config: dict, progress: bool = True) -> dict:
+    """Train on copies of 1..max_length vectors; exact-copy rates at `test_lengths` (2x and beyond)."""
+    config = _merged(config, COPY_DEFAULTS, "ntm copy")
+    with deterministic(config["threads"]):
+        torch.manual_seed(seed)
+        rng = np.random.default_rng(seed)
+        model = NTM(NTMConfig(config["bits"] + 1, config["bits"], config["controller"], config["memory"],
+                              config["word"]))
+        optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"], foreach=False)
+        cpu_start, loss_value = time.process_time(), float("nan")
+        with progress_bar(progress) as bar:
+            job = bar.add_task("ntm copy", total=config["steps"])
+            for _ in range(config["steps"]):
+                length = int(rng.integers(config["min_length"], config["max_length"] + 1))
+                xs, target = copy_batch(rng, config["batch"], length, config["bits"])
+                loss = copy_loss(model, xs, target)
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                nn.utils.clip_grad_norm_(model.parameters(), config["clip"])
+                optimizer.step()
+                loss_value = loss.item()
+                bar.update(job, advance=1, description=f"ntm copy (loss {loss_value:.4f})")
+        train_seconds = round(time.process_time() - cpu_start, 2)
+        test_rng = np.random.default_rng(10_000 + seed)
+        exact = {n: copy_exact(model, test_rng, config["test_count"], n, config["bits"])
+                 for n in parse_digits(config["test_lengths"])}
+    return {"system": "ntm", "task": "copy", "seed": seed, "params": count_params(model),
+            "samples": config["steps"] * config["batch"], "max_train_length": config["max_length"],
+            "loss": loss_value, "train_seconds": train_seconds, "hardware": hardware(),
+            "test_count": config["test_count"], "exact": {str(n): e for n, e in exact.items()},
+            "config": config}

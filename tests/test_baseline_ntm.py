@@ -1,0 +1,101 @@
+"""NTM baseline: addressing, shapes, losses, training steps, determinism, run() and run_copy()."""
+
+import numpy as np
+import pytest
+import torch
+
+from dfst.baselines import ntm
+from dfst.baselines.common import BaselineResult
+from dfst.tasks import get_task
+from dfst.tasks.base import Instance
+
+ADD2 = get_task("add2")
+TINY = {"controller": 12, "memory": 8, "word": 6, "steps": 3, "batch": 4, "max_digits": 3,
+        "eval_digits": "2,4", "eval_random": 2}
+TINY_COPY = {"bits": 3, "controller": 12, "memory": 8, "word": 6, "steps": 3, "batch": 4, "max_length": 3,
+             "test_lengths": "3,6", "test_count": 5}
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """One torch thread: tiny models on a shared, loaded machine run far faster than with two."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+def test_addressing_focuses_shifts_and_sharpens():
+    memory = torch.eye(5)[None]                                         # cell i holds e_i
+    key, one = torch.eye(5)[2][None], torch.ones(1)
+    stay = torch.tensor([[0.0, 1.0, 0.0]])
+    w_prev = torch.full((1, 5), 0.2)
+    focused = ntm.address(memory, w_prev, key, 50 * one, one, stay, one)
+    assert focused.argmax() == 2 and focused[0, 2] > 0.9
+    # gate 0 keeps the previous weights; a +1 shift moves them one cell on, circularly
+    w_prev = torch.eye(5)[4][None]
+    moved = ntm.address(memory, w_prev, key, one, 0 * one, torch.tensor([[0.0, 0.0, 1.0]]), one)
+    assert torch.allclose(moved, torch.eye(5)[0][None], atol=1e-6)
+    soft = torch.tensor([[0.1, 0.2, 0.3, 0.4, 0.0]])
+    sharp = ntm.address(memory, soft, key, one, 0 * one, stay, 3 * one)
+    assert torch.allclose(sharp, soft ** 3 / (soft ** 3).sum(), atol=1e-6)
+
+
+def _model(seed=0, inputs=5, outputs=3):
+    torch.manual_seed(seed)
+    return ntm.NTM(ntm.NTMConfig(inputs, outputs, controller=12, memory=8, word=6))
+
+
+def test_forward_shapes_and_memory_grows_with_the_sequence():
+    model = _model()
+    assert model(torch.zeros(2, 7, 5)).shape == (2, 7, 3)
+    state, y = model.step(model.initial_state(2, 20), torch.zeros(2, 5))
+    assert state["memory"].shape == (2, 20, 6) and y.shape == (2, 3)
+    assert torch.allclose(state["w_read"].sum(-1), torch.ones(2))
+
+
+def test_arithmetic_sequences_and_loss():
+    xs, y, n = ntm.arithmetic_sequences(ADD2, [Instance("11", "1"), Instance("1", "1")])
+    assert n == 4 and xs.shape == (2, 9, 5) and y.shape == (2, 4)
+    assert xs[:, n, -1].tolist() == [1.0, 1.0] and xs[:, n + 1:].abs().sum() == 0
+    assert y.tolist() == [[0, 0, 1, 0], [0, 1, 0, 0]]                   # 3 + 1 = 100, 1 + 1 = 10
+    model = ntm.build_arithmetic_model(ADD2, ntm._merged(TINY, ntm.DEFAULTS, "ntm"))
+    loss = ntm.arithmetic_loss(model, xs, y, n)
+    assert loss.ndim == 0 and 0.3 < loss.item() < 1.5                   # near log 2 at init
+
+
+def test_copy_steps_change_weights_and_reduce_loss_on_a_tiny_batch():
+    model = _model(inputs=4, outputs=3)
+    xs, target = ntm.copy_batch(np.random.default_rng(0), 4, 3, 3)
+    before = [p.detach().clone() for p in model.parameters()]
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(40):
+        loss = ntm.copy_loss(model, xs, target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
+    assert losses[-1] < 0.65 * losses[0]
+
+
+def test_copy_batch_layout():
+    xs, target = ntm.copy_batch(np.random.default_rng(1), 2, 4, 3)
+    assert xs.shape == (2, 9, 4) and target.shape == (2, 4, 3)
+    assert torch.equal(xs[:, :4, :3], target) and xs[:, 4, 3].tolist() == [1.0, 1.0]
+
+
+def test_run_copy_is_deterministic_and_well_formed():
+    first, second = ntm.run_copy(3, TINY_COPY, progress=False), ntm.run_copy(3, TINY_COPY, progress=False)
+    assert first["loss"] == second["loss"] and first["exact"] == second["exact"]
+    assert set(first["exact"]) == {"3", "6"} and all(0 <= v <= 5 for v in first["exact"].values())
+
+
+def test_run_is_deterministic_and_well_formed():
+    first, second = ntm.run(ADD2, seed=2, config=TINY, progress=False), ntm.run(ADD2, seed=2, config=TINY,
+                                                                                progress=False)
+    assert isinstance(first, BaselineResult) and first.levels == second.levels and first.notes == second.notes
+    assert first.system == "ntm" and first.max_train_digits == 3 and 0 < first.samples <= 12
+    assert [lv["digits"] for lv in first.levels] == [2, 4]
+    assert first.params == sum(p.numel() for p in ntm.build_arithmetic_model(
+        ADD2, ntm._merged(TINY, ntm.DEFAULTS, "ntm")).parameters())
