@@ -17,6 +17,7 @@ from pathlib import Path
 from dfst.baselines.common import BaselineResult
 from dfst.errors import DfstError
 from dfst.io import check_writable, write_atomic
+from dfst.tasks import TASKS
 
 RESULTS_DIR = Path("results")
 REQUIRED = {"system": str, "task": str, "seed": int, "samples": int, "params": int,
@@ -61,11 +62,13 @@ def _checked(path: Path, data: dict) -> dict:
 
 
 def table_rows(results: list[dict]) -> list[dict]:
-    """One row per (system, task), seeds aggregated; DFST rows first, then by system and task."""
+    """One row per (system, task), seeds aggregated: DFST rows first, then by system and task."""
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in results:
         groups.setdefault((r["system"], r["task"]), []).append(r)
-    order = sorted(groups, key=lambda key: (key[0] != "DFST", key[0].lower(), key[1]))
+    tasks = list(TASKS)
+    order = sorted(groups, key=lambda key: (not key[0].startswith("DFST"), key[0].lower(),
+                                            tasks.index(key[1]) if key[1] in tasks else len(tasks), key[1]))
     return [_aggregate(groups[key]) for key in order]
 
 

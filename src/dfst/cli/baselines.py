@@ -94,7 +94,7 @@ def table_command(
     rows = table_rows(load_results(results))
     if readme is not None:
         write_readme(readme, rows, f"Regenerate: `dfst table --readme {readme.name}` (rows from "
-                     f"`{results}/`). LG: best (median) over seeds; other columns are medians.")
+                     f"`{results}/`). LG: best (median) over seeds; other numbers are medians.")
     if as_json:
         return print_json(rows)
     show_rows(display_rows(rows), DISPLAY_COLUMNS, "comparison (dfst table; LG: best (median) over seeds)",
