@@ -130,3 +130,17 @@ def test_run_is_deterministic_and_well_formed():
     assert level["instances"] == len(ADD2.hard_instances(2)) + 2 and len(level["failures"]) == \
         level["instances"] - level["exact"]
     assert set(first.to_json()) >= {"system", "task", "samples", "params", "robust_lg", "probabilistic_lg"}
+
+
+def test_evaluate_levels_matches_evaluate_predictor_and_reports_each_level():
+    from dfst.baselines.common import evaluate_predictor
+
+    def predict(instances):  # right except on long carry chains and on random pairs of 5 digits
+        return [None if inst.name == "carry_chain" or (inst.name == "random" and len(inst.a) == 5)
+                else ADD2.expected(inst) for inst in instances]
+    seen = []
+    levels = io_pairs.evaluate_levels(ADD2, predict, (5, 2, 3), random=3, on_level=lambda s: seen.append(s))
+    assert levels == evaluate_predictor(ADD2, predict, (2, 3, 5), random=3)
+    assert [len(s["levels"]) for s in seen] == [1, 2, 3]
+    assert levels["robust_lg"] == 0 and levels["probabilistic_lg"] == 3
+    assert levels["levels"][2]["failures"].count("random") == 3

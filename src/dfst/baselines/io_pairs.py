@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dfst.arith import DIGIT_CHARS, canonical, digits_to_text
+from dfst.baselines.common import _max_passing, evaluate_predictor
 from dfst.errors import DfstError
 from dfst.tasks.base import Instance, Task, random_operand
 
@@ -171,10 +172,15 @@ def add_gradient_noise(model: torch.nn.Module, scale: float, step: int) -> None:
             p.grad.add_(torch.randn_like(p.grad) * sigma)
 
 
-def counting(predict, on_call):
-    """`predict` that calls `on_call()` after each batch of instances (one evaluation level)."""
-    def wrapped(instances):
-        answers = predict(instances)
-        on_call()
-        return answers
-    return wrapped
+def evaluate_levels(task: Task, predict, digits, *, random: int, on_level=None) -> dict:
+    """`evaluate_predictor` one length at a time (the same instances), calling `on_level(scores so far)`
+    after each, so a long ladder can report and save what it has before it reaches 2,000 bits."""
+    levels: list[dict] = []
+    scores: dict = {}
+    for n in sorted(set(digits)):
+        levels += evaluate_predictor(task, predict, (n,), random=random, seed=0)["levels"]
+        scores = {"robust_lg": _max_passing(levels, "robust"),
+                  "probabilistic_lg": _max_passing(levels, "probabilistic"), "levels": list(levels)}
+        if on_level is not None:
+            on_level(scores)
+    return scores

@@ -28,15 +28,15 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from dfst.baselines.common import BaselineResult, evaluate_predictor, hardware
+from dfst.baselines.common import BaselineResult, hardware
 from dfst.baselines.io_pairs import (
     PairSampler,
     add_gradient_noise,
     check_layout,
-    counting,
     curriculum_digits,
     decode_batch,
     encode_batch,
+    evaluate_levels,
     input_symbols,
     output_symbols,
     parse_digits,
@@ -49,7 +49,7 @@ from dfst.train import deterministic
 # CPU-sized defaults (the benchmark script overrides some); plain values so `--config KEY=VALUE` parses.
 DEFAULTS: dict = {
     "layout": "aligned", "width": 4, "channels": 16, "layers": 2, "kernel": 3,
-    "steps": 3000, "batch": 32, "lr": 1e-3, "clip": 1.0, "dropout": 0.06, "grad_noise": 0.0,
+    "steps": 1000, "batch": 32, "lr": 3e-3, "clip": 1.0, "dropout": 0.06, "grad_noise": 0.0,
     "start_digits": 4, "max_digits": 20, "curriculum": 0.6,
     "eval_digits": "20,40,100,200,500,1000,2000", "eval_random": 10, "eval_batch": 32, "threads": 1,
 }
@@ -182,20 +182,31 @@ def make_predictor(model: NeuralGPU, task: Task, layout: str, batch: int):
     return predict
 
 
-def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> BaselineResult:
-    """Train a Neural GPU on `task`'s I/O pairs and score it on the protocol's ladder of lengths."""
+def run(task: Task, *, seed: int, config: dict, progress: bool = True, on_level=None) -> BaselineResult:
+    """Train a Neural GPU on `task`'s I/O pairs and score it on the protocol's ladder of lengths.
+
+    `on_level(result so far)` is called after each length of the ladder (the benchmark saves there)."""
     config = merged_config(config)
     ladder = parse_digits(config["eval_digits"])
     with deterministic(config["threads"]):
         model, info = train_model(task, config, seed, progress)
         predict = make_predictor(model, task, config["layout"], config["eval_batch"])
+
+        def record(scores: dict) -> BaselineResult:
+            return BaselineResult(
+                system="neural-gpu", task=task.name, seed=seed, samples=info["samples"],
+                params=count_params(model), max_train_digits=config["max_digits"],
+                robust_lg=scores["robust_lg"], probabilistic_lg=scores["probabilistic_lg"],
+                train_seconds=info["train_seconds"], hardware=hardware(), levels=scores["levels"],
+                config={**config, **asdict(model.cfg)},
+                notes=f"final training loss {info['loss']:.4g}; layout {config['layout']}")
+
         with progress_bar(progress) as bar:  # O(n^2) work per instance: long lengths take minutes
             job = bar.add_task("neural-gpu eval", total=len(set(ladder)))
-            scores = evaluate_predictor(task, counting(predict, lambda: bar.advance(job)), ladder,
-                                        random=config["eval_random"], seed=0)
-    return BaselineResult(
-        system="neural-gpu", task=task.name, seed=seed, samples=info["samples"], params=count_params(model),
-        max_train_digits=config["max_digits"], robust_lg=scores["robust_lg"],
-        probabilistic_lg=scores["probabilistic_lg"], train_seconds=info["train_seconds"],
-        hardware=hardware(), levels=scores["levels"], config={**config, **asdict(model.cfg)},
-        notes=f"final training loss {info['loss']:.4g}; layout {config['layout']}")
+
+            def level_done(scores: dict) -> None:
+                bar.advance(job)
+                if on_level is not None:
+                    on_level(record(scores))
+            scores = evaluate_levels(task, predict, ladder, random=config["eval_random"], on_level=level_done)
+    return record(scores)
