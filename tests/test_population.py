@@ -46,7 +46,7 @@ def test_noise_on_a_population_matches_one_model_with_the_same_noise():
 
 def test_a_restart_trains_as_it_would_alone(tmp_path):
     """Restart 1 of a two-model run ends where a one-model run from restart 1's seed ends."""
-    base = dict(samples=6, max_digits=2, iters=25, init="jitter", eval_every=0, eval_digits=(3,),
+    base = dict(samples=6, max_digits=2, iters=25, noise=0.0, eval_every=0, eval_digits=(3,),
                 eval_random=1, checkpoint_every=0)
     pair = train(TrainConfig(**base, restarts=2), tmp_path / "pair", command="test")
     data = load_dataset(tmp_path / "pair" / "data.pto.zip")  # a run's data depends on its seed

@@ -27,31 +27,35 @@ def train_command(
     seed: int = typer.Option(0, "--seed"),
     data: Path = typer.Option(None, "--data", help="Train on this PTO dataset file instead of sampling."),
     sampler: str = typer.Option("cover", "--sampler", help="cover (every expert rule first) or uniform."),
-    iters: int = typer.Option(20_000, "--iters", help="Training iterations."),
-    lr: float = typer.Option(1e-2, "--lr", help="Peak Adam learning rate."),
+    iters: int = typer.Option(4000, "--iters", help="Training iterations."),
+    lr: float = typer.Option(2e-2, "--lr", help="Peak Adam learning rate."),
     schedule: str = typer.Option("cosine", "--schedule", help="cosine, constant or linear."),
     d: int = typer.Option(None, "--d", help="Hidden size (default: the expert's number of states)."),
-    init: str = typer.Option("identity", "--init", help="identity (published), jitter or random."),
+    init: str = typer.Option("jitter", "--init", help="identity (published), jitter or random."),
     loss: str = typer.Option("mse", "--loss", help="mse (published) or ce."),
-    noise: float = typer.Option(0.0, "--noise", help="σ of Gaussian noise on h at every step."),
+    noise: float = typer.Option(0.03, "--noise", help="σ of Gaussian noise on h at every step."),
     noise_final: float = typer.Option(None, "--noise-final", help="Anneal σ linearly to this."),
     l1: float = typer.Option(0.0, "--l1", help="Weight of the L1 penalty on A."),
-    normalize_h: bool = typer.Option(False, "--normalize-h", help="Divide h by its norm every step."),
+    normalize_h: bool = typer.Option(True, "--normalize-h/--no-normalize-h",
+                                     help="Divide h by its norm every step (the noise is then relative)."),
     discrete: float = typer.Option(0.0, "--discrete", help="Weight of the vertex penalty on h (ramped)."),
-    extract: bool = typer.Option(False, "--extract", help="Also evaluate the automaton read off h."),
+    extract: bool = typer.Option(True, "--extract/--no-extract",
+                                 help="Read the automaton off the states (extracted/), evaluate it too."),
     batch: int = typer.Option(0, "--batch", help="Minibatch size (0 = full batch)."),
     forward: str = typer.Option("scan", "--forward", help="scan, hillis or loop (same values)."),
-    eval_every: int = typer.Option(500, "--eval-every", help="Closed-loop evaluation period (0 = at end)."),
+    eval_every: int = typer.Option(1000, "--eval-every", help="Closed-loop evaluation period (0 = at end)."),
     eval_digits: str = typer.Option("10,100", "--eval-digits", help="Comma-separated evaluation lengths."),
     eval_random: int = typer.Option(10, "--eval-random", help="Random pairs per evaluation length."),
     target_digits: int = typer.Option(0, "--target-digits", help="Stop once robust at this length."),
     checkpoint_every: int = typer.Option(1000, "--checkpoint-every", help="Training-state period."),
     log_every: int = typer.Option(100, "--log-every", help="Metrics period, in iterations."),
     threads: int = typer.Option(1, "--threads", help="Torch threads (bit-identity needs the same number)."),
-    restarts: int = typer.Option(1, "--restarts", help="Models trained side by side; the kept one is "
+    restarts: int = typer.Option(16, "--restarts", help="Models trained side by side; the kept one is "
                                  "chosen on the training PTOs (fewest extracted states with --extract)."),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Continue the run already in --out."),
     force: bool = typer.Option(False, "--force", help="Discard a run already in --out and start over."),
+    published: bool = typer.Option(False, "--published", help="The published recipe: identity init, no "
+                                   "noise or normalisation, one run, no extraction (overrides those flags)."),
     as_json: bool = JsonOption,
 ) -> None:
     """Train a DFST on the expert's PTOs (teacher-forced loss, Adam), evaluating closed-loop as it goes.
@@ -75,6 +79,10 @@ def train_command(
                       eval_random=eval_random,
                       target_digits=target_digits, checkpoint_every=checkpoint_every,
                       log_every=log_every, threads=threads, restarts=restarts)
+    if published:
+        from dfst.recipes import PUBLISHED
+
+        cfg = replace(cfg, **PUBLISHED)
     if dataset is not None:  # the file decides what the training set is
         cfg = replace(cfg, samples=dataset.samples,
                       max_digits=max(len(x) for pair in dataset.operands for x in pair))
@@ -122,7 +130,8 @@ def _command(cfg, out: Path, data: Path | None) -> str:
     for name, value in flags.items():
         if value is not None:
             args += [f"--{name}", str(value)]
-    switches = [flag for flag, on in (("--normalize-h", cfg.normalize_h), ("--extract", cfg.extract)) if on]
+    switches = ["--normalize-h" if cfg.normalize_h else "--no-normalize-h",
+                "--extract" if cfg.extract else "--no-extract"]
     return shlex.join(args + switches)
 
 

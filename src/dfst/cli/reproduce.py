@@ -1,0 +1,88 @@
+"""`dfst reproduce`: train each task over seeds with its recipe, evaluate, store results, tabulate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from dfst.cli.app import JsonOption, app, console, print_json, show_rows
+from dfst.errors import DfstError
+
+MARK_START, MARK_END = "<!-- reproduce:start -->", "<!-- reproduce:end -->"
+COLUMNS = ("task", "system", "seeds", "samples", "max train digits", "d", "params", "robust at target",
+           "robust LG (median, min)", "probabilistic LG (median)", "first failing length",
+           "CPU s/seed (median, max)")
+
+
+@app.command("reproduce")
+def reproduce_command(
+    tasks: str = typer.Option("add2", "--tasks", help="Comma-separated tasks (add2, add10, mult2, mult10)."),
+    seeds: int = typer.Option(10, "--seeds", help="Seeds 0 .. N-1 (from --first-seed)."),
+    first_seed: int = typer.Option(0, "--first-seed"),
+    runs: Path = typer.Option(Path("runs/reproduce"), "--runs", help="Where the training runs go."),
+    results: Path = typer.Option(Path("results/dfst"), "--results", help="Where the result JSONs go."),
+    iters: int = typer.Option(None, "--iters", help="Override the recipe's iterations."),
+    restarts: int = typer.Option(None, "--restarts", help="Override the recipe's restarts."),
+    time_budget: float = typer.Option(300.0, "--time-budget", help="Evaluation seconds per model."),
+    readme: Path = typer.Option(None, "--readme", help="Rewrite this README's reproduce block."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Train every task over seeds (recipes in dfst.recipes), evaluate the trained DFST and the
+    automaton read off it up to the task's target length, and print the table."""
+    from dfst.recipes import RECIPES
+    from dfst.reproduce import reproduce
+
+    names = [t.strip() for t in tasks.split(",") if t.strip()]
+    unknown = [t for t in names if t not in RECIPES]
+    if not names or unknown:
+        given = ", ".join(unknown) or "(none given)"
+        raise DfstError(f"unknown task(s) {given} (known: {', '.join(RECIPES)})")
+    if seeds < 1 or first_seed < 0:
+        raise DfstError(f"need --seeds >= 1 and --first-seed >= 0, got {seeds} and {first_seed}")
+    overrides = {k: v for k, v in (("iters", iters), ("restarts", restarts)) if v is not None}
+
+    def report(task: str, seed: int, records: list[dict]) -> None:
+        if not as_json:
+            console.print(f"{task} seed {seed}: " + ", ".join(
+                f"{r['system']} robust to {r['robust_lg']:,}" for r in records)
+                + f" ({records[0]['train_seconds']} CPU s)")
+
+    rows = reproduce(names, list(range(first_seed, first_seed + seeds)), runs, results,
+                     time_budget=time_budget, overrides=overrides, on_seed=report)
+    if readme is not None:
+        write_block(readme, markdown(rows))
+    if as_json:
+        return print_json(rows)
+    show_rows([display(r) for r in rows], COLUMNS, "dfst reproduce", markdown=False, as_json=False)
+
+
+def display(row: dict) -> dict:
+    failing = row["first_failing_min"]
+    return {"task": row["task"], "system": row["system"], "seeds": row["seeds"], "samples": row["samples"],
+            "max train digits": row["max_train_digits"], "d": row["d"], "params": f"{row['params']:,}",
+            "robust at target": f"{row['successes']}/{row['seeds']} at {row['target_digits']:,}",
+            "robust LG (median, min)": f"{row['robust_lg_median']:,.0f}, {row['robust_lg_min']:,}",
+            "probabilistic LG (median)": f"{row['probabilistic_lg_median']:,.0f}",
+            "first failing length": "none" if failing is None else f"{failing:,}",
+            "CPU s/seed (median, max)": f"{row['cpu_seconds_median']}, {row['cpu_seconds_max']}"}
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(str(display(r)[c]) for c in COLUMNS) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def write_block(path: Path, block: str) -> None:
+    """Replace what lies between the reproduce markers of `path`; nothing else changes."""
+    from dfst.io import write_atomic
+
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise DfstError(f"cannot read {path}: {exc.strerror}") from None
+    start, end = text.find(MARK_START), text.find(MARK_END)
+    if start < 0 or end < start:
+        raise DfstError(f"{path} has no {MARK_START} ... {MARK_END} block")
+    write_atomic(path, (text[: start + len(MARK_START)] + "\n" + block + text[end:]).encode())

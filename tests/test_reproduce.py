@@ -1,0 +1,58 @@
+"""`dfst reproduce`: trains and evaluates per seed, stores results `dfst table` reads, reuses them."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli_helpers import assert_one_line_error, run, run_json
+from dfst.baselines.results import load_results
+from dfst.recipes import PUBLISHED, RECIPES, TARGET_DIGITS, recipe
+from dfst.train import TrainConfig
+
+QUICK = ("--tasks", "add2", "--seeds", "1", "--iters", "30", "--restarts", "2", "--time-budget", "20")
+
+
+def test_one_quick_seed_gives_rows_and_result_files(capsys, tmp_path):
+    args = (*QUICK, "--runs", tmp_path / "runs", "--results", tmp_path / "results")
+    rows = run_json(capsys, "reproduce", *args)
+    assert {r["system"] for r in rows} == {"DFST", "DFST (extracted)"}
+    assert all(r["task"] == "add2" and r["seeds"] == 1 and r["samples"] == 20 for r in rows)
+    stored = load_results(tmp_path / "results")
+    assert sorted(r["system"] for r in stored) == ["DFST", "DFST (extracted)"]
+    assert all(r["robust_lg"] == row["robust_lg_median"] for r, row in zip(
+        sorted(stored, key=lambda r: r["system"]), sorted(rows, key=lambda r: r["system"])))
+    state = tmp_path / "runs" / "add2" / "s0" / "train_state.safetensors"
+    before = state.stat().st_mtime_ns
+    assert run_json(capsys, "reproduce", *args) == rows  # stored: nothing is trained again
+    assert state.stat().st_mtime_ns == before
+
+
+def test_readme_block_is_rewritten_and_nothing_else(capsys, tmp_path):
+    readme = tmp_path / "README.md"
+    head, tail = "# title\n\nsome text\n<!-- reproduce:start -->\n", "<!-- reproduce:end -->\nend\n"
+    readme.write_text(head + "old table\n" + tail)
+    run_json(capsys, "reproduce", *QUICK, "--runs", tmp_path / "runs", "--results", tmp_path / "res",
+             "--readme", readme)
+    text = readme.read_text()
+    assert text.startswith(head) and text.endswith(tail) and "old table" not in text
+    assert "| add2 | DFST |" in text
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (("--tasks", "add3"), "unknown task(s) add3"),
+    (("--tasks", ","), "(none given)"),
+    (("--seeds", "0"), "--seeds >= 1"),
+])
+def test_bad_options_are_one_line_errors(capsys, tmp_path, argv, fragment):
+    code, _, err = run(capsys, "reproduce", *argv, "--runs", tmp_path / "r", "--results", tmp_path / "s")
+    assert_one_line_error(code, err, fragment)
+
+
+def test_recipes_cover_every_task_and_keep_the_issue_budgets():
+    budgets = {"add2": (20, 3), "add10": (225, 3), "mult2": (750, 5), "mult10": (10_000, 5)}
+    assert set(RECIPES) == set(budgets) == set(TARGET_DIGITS)
+    for task, (samples, digits) in budgets.items():
+        cfg = recipe(task, seed=4)
+        assert (cfg.task, cfg.seed, cfg.samples, cfg.max_digits) == (task, 4, samples, digits)
+    published = TrainConfig(**PUBLISHED)
+    assert published.init == "identity" and published.noise == 0 and published.restarts == 1
