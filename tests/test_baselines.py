@@ -71,6 +71,13 @@ def test_length_ladder():
     assert length_ladder(10, 100) == [10, 20, 50, 100]
 
 
+def test_lstm_curriculum_rises_to_the_training_length():
+    lengths = [lstm.curriculum_digits(step, 100, 20, 0.5) for step in range(100)]
+    assert lengths[0] == 1 and lengths[49:] == [20] * 51
+    assert all(a <= b for a, b in zip(lengths, lengths[1:]))
+    assert lstm.curriculum_digits(0, 100, 20, 0.0) == 20
+
+
 def tiny_lstm(base: int = 2) -> lstm.Seq2Seq:
     torch.manual_seed(0)
     return lstm.Seq2Seq(lstm.LstmConfig(base, hidden=32, embed=8))

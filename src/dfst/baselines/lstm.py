@@ -3,11 +3,11 @@
 Encoder input: the digits of a, least significant first, an operator token, the digits of b, least
 significant first. The decoder starts from the encoder's final state and emits the answer's digits,
 least significant first, then an end token (teacher forcing in training, greedy decoding in
-evaluation). Reversed digits put each answer digit after the operand digits it depends on, which is
-the friendliest order for a recurrent model. Training operands are drawn like the DFST's training data
-(`dfst.data.sample_instance`: both lengths uniform in 1..max_train_digits); evaluation is the DFST's
-protocol at the training length, 2x, 5x, 10x, ... up to `eval_top`, stopping after the first length
-with no exact answer.
+evaluation). Reversed digits give the answer the operands' order, so the carry runs forward in
+time. Training operands are drawn like the DFST's training data (`dfst.data.sample_instance`: both
+lengths uniform in 1..L), where L grows from 1 to max_train_digits over the first half of training (a
+length curriculum, as the Neural GPU's). Evaluation is the DFST's protocol at the training length,
+2x, 5x, 10x, ... up to `eval_top`, stopping after the first length with no exact answer.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ DEFAULTS: dict = {
     "batch": 64,
     "lr": 3e-3,
     "clip": 1.0,
+    "curriculum": 0.5,      # the longest training length grows from 1 to max over this fraction of steps
     "eval_top": 2000,       # the evaluation ladder's last length
     "random": 10,           # random pairs per length, as dfst eval
     "threads": 1,           # torch threads: with one, a seed reproduces a run bit for bit
@@ -163,8 +164,9 @@ def train(model: Seq2Seq, task: Task, config: dict, seed: int, progress: bool) -
     opt = torch.optim.Adam(model.parameters(), lr=config["lr"])
     losses = []
     with _bar(progress, config["steps"], f"lstm {task.name}") as advance:
-        for _ in range(config["steps"]):
-            loss = loss_on(model, task, sample_pairs(task, rng, config["batch"], config["max_train_digits"]))
+        for step in range(config["steps"]):
+            top = curriculum_digits(step, config["steps"], config["max_train_digits"], config["curriculum"])
+            loss = loss_on(model, task, sample_pairs(task, rng, config["batch"], top))
             opt.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), config["clip"])
@@ -172,6 +174,13 @@ def train(model: Seq2Seq, task: Task, config: dict, seed: int, progress: bool) -
             losses.append(loss.item())
             advance(losses[-1])
     return losses
+
+
+def curriculum_digits(step: int, steps: int, top: int, fraction: float) -> int:
+    """The longest operand length at `step`: 1 rising linearly to `top` over `fraction` of the steps."""
+    if fraction <= 0:
+        return top
+    return max(1, min(top, round(top * (step + 1) / (fraction * steps))))
 
 
 class _bar:
