@@ -44,17 +44,19 @@ def run_copy(seed: int, overrides: list[str], progress: bool) -> dict:
     return result
 
 
-def run_task(task: str, seed: int, overrides: list[str], progress: bool) -> dict:
+def run_task(task: str, seed: int, overrides: list[str], progress: bool, path: Path) -> dict:
     config = {**ARITH_BENCHMARK, **parse_overrides(overrides, ntm.DEFAULTS)}
-    result = ntm.run(get_task(task), seed=seed, config=config, progress=progress)
+
+    def save(result) -> None:  # after every length, so a long ladder leaves what it measured
+        path.write_text(json.dumps(result.to_json(), indent=1) + "\n")
+        lv = result.levels[-1]
+        print(f"  {lv['digits']:>5} bits: {lv['exact']}/{lv['instances']} exact, random {lv['random_exact']}/"
+              f"{lv['random']}; failures {sorted(set(lv['failures']))}", flush=True)
+    result = ntm.run(get_task(task), seed=seed, config=config, progress=progress, on_level=save)
     print(f"ntm {task} seed {seed}: params {result.params:,}, samples {result.samples:,}, "
           f"train CPU s {result.train_seconds}; robust LG {result.robust_lg}, "
           f"probabilistic LG {result.probabilistic_lg}; {result.notes}")
-    for lv in result.levels:
-        print(f"  {lv['digits']:>5} bits: {lv['exact']}/{lv['instances']} exact, random "
-              f"{lv['random_exact']}/{lv['random']}; failures {sorted(set(lv['failures']))}")
     return result.to_json()
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -65,12 +67,12 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     start = time.perf_counter()
+    path = Path("results/baselines") / f"ntm-{args.task}-s{args.seed}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     if args.task == "copy":
         result = run_copy(args.seed, args.config, not args.quiet)
     else:
-        result = run_task(args.task, args.seed, args.config, not args.quiet)
-    path = Path("results/baselines") / f"ntm-{args.task}-s{args.seed}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
+        result = run_task(args.task, args.seed, args.config, not args.quiet, path)
     path.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wall s {time.perf_counter() - start:.0f}; wrote {path}")
 

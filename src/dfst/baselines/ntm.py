@@ -29,12 +29,13 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from dfst.baselines.common import BaselineResult, evaluate_predictor, hardware
+from dfst.baselines.common import BaselineResult, hardware
 from dfst.baselines.io_pairs import (
     PairSampler,
     curriculum_digits,
     decode_batch,
     encode_batch,
+    evaluate_levels,
     input_symbols,
     output_symbols,
     parse_digits,
@@ -204,19 +205,26 @@ def make_predictor(model: NTM, task: Task, batch: int):
     return predict
 
 
-def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> BaselineResult:
-    """Train an NTM on `task`'s I/O pairs and score it on the protocol's ladder of lengths."""
+def run(task: Task, *, seed: int, config: dict, progress: bool = True, on_level=None) -> BaselineResult:
+    """Train an NTM on `task`'s I/O pairs and score it on the protocol's ladder of lengths.
+
+    `on_level(result so far)` is called after each length of the ladder (the benchmark saves there)."""
     config = _merged(config, DEFAULTS, "ntm")
     with deterministic(config["threads"]):
         model, info = train_arithmetic(task, config, seed, progress)
-        scores = evaluate_predictor(task, make_predictor(model, task, config["eval_batch"]),
-                                    parse_digits(config["eval_digits"]), random=config["eval_random"], seed=0)
-    return BaselineResult(
-        system="ntm", task=task.name, seed=seed, samples=info["samples"], params=count_params(model),
-        max_train_digits=config["max_digits"], robust_lg=scores["robust_lg"],
-        probabilistic_lg=scores["probabilistic_lg"], train_seconds=info["train_seconds"],
-        hardware=hardware(), levels=scores["levels"], config={**config, **asdict(model.cfg)},
-        notes=f"final training loss {info['loss']:.4g}; input a, op, b then the answer, one symbol per step")
+
+        def record(scores: dict) -> BaselineResult:
+            return BaselineResult(
+                system="ntm", task=task.name, seed=seed, samples=info["samples"], params=count_params(model),
+                max_train_digits=config["max_digits"], robust_lg=scores["robust_lg"],
+                probabilistic_lg=scores["probabilistic_lg"], train_seconds=info["train_seconds"],
+                hardware=hardware(), levels=scores["levels"], config={**config, **asdict(model.cfg)},
+                notes=f"final training loss {info['loss']:.4g}; input a, op, b, then the answer, one symbol "
+                      "per step")
+        scores = evaluate_levels(task, make_predictor(model, task, config["eval_batch"]),
+                                 parse_digits(config["eval_digits"]), random=config["eval_random"],
+                                 on_level=None if on_level is None else lambda s: on_level(record(s)))
+    return record(scores)
 
 
 # ----------------------------------------------------------------------------- the copy task
