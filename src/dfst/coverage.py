@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from dfst.automata import Transducer
-from dfst.data import sample_instance
+from dfst.data import PtoDataset, sample_instance
 from dfst.grid.grid import Layout
 from dfst.grid.world import run_agent
 from dfst.tasks.base import Instance, Task
@@ -60,3 +60,23 @@ def cover_instances(task: Task, samples: int, max_digits: int, seed: int,
         chosen.append(sample_instance(task, rng, 1, max_digits))
     return chosen
 
+
+
+def dataset_instances(task: Task, ds: PtoDataset, source: str = "the dataset") -> list[Instance]:
+    """The instances of a PTO dataset, checked: same task, and every stored PTO is the expert's replay
+    (so the rules the replay uses are the rules the PTOs exercise)."""
+    from dfst.arith import check_operand
+    from dfst.errors import DfstError
+    from dfst.rollout import run_table
+
+    if ds.task != task.name:
+        raise DfstError(f"{source} holds {ds.task} PTOs, not {task.name}")
+    instances = []
+    for i, (a, b) in enumerate(ds.operands):
+        inst = Instance(check_operand(a, task.base, f"{source}: operand"),
+                        check_operand(b, task.base, f"{source}: operand"), "data")
+        run = run_table(task.agent, task.layout(inst), task.max_steps(inst), record=True)
+        if not np.array_equal(run.trace, ds.trace(i)):
+            raise DfstError(f"{source}: sample {i} ({a}, {b}) is not the {task.name} expert's run")
+        instances.append(inst)
+    return instances

@@ -5,6 +5,7 @@ from dfst.cli import (  # noqa: F401  (each module registers its commands)
     baselines,
     bench,
     certify,
+    coverage,
     datasets,
     extraction,
     models,
