@@ -38,6 +38,12 @@ class _Partition:
             c = self.parent[c]
         return c
 
+    def clash(self, a: int, b: int) -> bool:
+        """Blocks a and b act differently on a shared symbol: no merge can hold (cheap pre-check)."""
+        ta, tb = self.table[a], self.table[b]
+        return any(x in ta and (ta[x][1:] != out[1:] or (ta[x][0] == -1) != (out[0] == -1))
+                   for x, out in tb.items())
+
     def copy(self) -> _Partition:
         other = _Partition.__new__(_Partition)
         other.parent = list(self.parent)
@@ -77,7 +83,8 @@ def merge_clusters(edges: Edges, centres: np.ndarray) -> np.ndarray:
     gaps = np.abs(centres[:, None, :] - centres[None, :, :]).max(-1)
     order = sorted((gaps[i, j], i, j) for i in range(n) for j in range(i + 1, n))
     for _, i, j in order:
-        if part.find(i) == part.find(j):
+        a, b = part.find(i), part.find(j)
+        if a == b or part.clash(a, b):
             continue
         trial = part.copy()
         if trial.merge(i, j):
