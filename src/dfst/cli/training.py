@@ -54,6 +54,9 @@ def train_command(
                                  "chosen on the training PTOs (fewest extracted states with --extract)."),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Continue the run already in --out."),
     force: bool = typer.Option(False, "--force", help="Discard a run already in --out and start over."),
+    until_certified: bool = typer.Option(False, "--until-certified", help="Train, certify (dfst certify), "
+                                         "add the counterexample's instance to the data, train again."),
+    max_rounds: int = typer.Option(5, "--max-rounds", help="Rounds of --until-certified at most."),
     published: bool = typer.Option(False, "--published", help="The published recipe: identity init, no "
                                    "noise or normalisation, one run, no extraction (overrides those flags)."),
     as_json: bool = JsonOption,
@@ -87,6 +90,8 @@ def train_command(
         cfg = replace(cfg, samples=dataset.samples,
                       max_digits=max(len(x) for pair in dataset.operands for x in pair))
     _check_out(out, resume=resume, force=force)
+    if until_certified:
+        return _until_certified(cfg, out, dataset, max_rounds, force, as_json)
     with _progress(as_json) as progress:
         bar = progress.add_task("", total=cfg.iters, loss="…", eval="")
         summary = train(cfg, out, data=dataset, resume=not force, command=_command(cfg, out, data),
@@ -96,6 +101,30 @@ def train_command(
     if as_json:
         return print_json(summary)
     _print_summary(summary, asdict(cfg))
+
+
+def _until_certified(cfg, out: Path, dataset, max_rounds: int, force: bool, as_json: bool) -> None:
+    from dfst.cegis import train_until_certified
+
+    if max_rounds < 1:
+        raise DfstError(f"--max-rounds must be >= 1, got {max_rounds}")
+    if force and out.exists():
+        import shutil
+
+        shutil.rmtree(out)
+    with _progress(as_json) as progress:
+        bar = progress.add_task("", total=cfg.iters, loss="…", eval="")
+        report = train_until_certified(cfg, out, max_rounds=max_rounds, data=dataset,
+                                       command=_command(cfg, out, None) + " --until-certified",
+                                       progress=lambda record: progress.update(
+                                           bar, completed=record["iteration"], loss=f"{record['loss']:.3g}"))
+    if as_json:
+        return print_json(report)
+    for r in report["rounds"]:
+        added = "" if r["added"] is None else f"; added {r['added'][0]} + {r['added'][1]}"
+        console.print(f"round {r['round']}: {r['samples']} samples -> {r['verdict']} ({r['model']}){added}")
+    verdict = "certified" if report["certified"] else "NOT certified"
+    console.print(f"{verdict} with {report['samples']} samples")
 
 
 def _check_out(out: Path, *, resume: bool, force: bool) -> None:
