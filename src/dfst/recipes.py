@@ -19,8 +19,9 @@ DEFAULT = TrainConfig(eval_every=0)
 RECIPES: dict[str, TrainConfig] = {
     "add2": replace(DEFAULT, task="add2", samples=20, max_digits=3),
     "add10": replace(DEFAULT, task="add10", samples=225, max_digits=3, restarts=8),
-    "mult2": replace(DEFAULT, task="mult2", samples=750, max_digits=5, restarts=4, batch=64),
-    "mult10": replace(DEFAULT, task="mult10", samples=10_000, max_digits=5, restarts=2, batch=64),
+    "mult2": replace(DEFAULT, task="mult2", samples=750, max_digits=5, restarts=4, batch=64, bucket=True),
+    "mult10": replace(DEFAULT, task="mult10", samples=10_000, max_digits=5, restarts=2, batch=64,
+                      bucket=True),
 }
 
 # Robust length the issue asks for, per task.

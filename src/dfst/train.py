@@ -43,7 +43,7 @@ from dfst.population import Population, looped_states, population_readout, scann
 from dfst.rollout import DfstWeights
 from dfst.scan import prefix_products_hillis_steele, prefix_products_torch
 from dfst.tasks import Task, get_task
-from dfst.train_data import SAMPLERS, Sequences, batch_rows, dataset_sha256, step_noise
+from dfst.train_data import SAMPLERS, Sequences, batch_rows, bucket_rows, dataset_sha256, step_noise
 from dfst.train_state import (
     DATA_FILE,
     EXTRACTED_DIR,
@@ -78,6 +78,7 @@ class TrainConfig:
     lr: float = 2e-2
     schedule: str = "cosine"      # see SCHEDULES
     batch: int = 0                # 0 = full batch, else a minibatch of this many samples
+    bucket: bool = False          # minibatches of samples of similar length (`train_data.bucket_rows`)
     init: str = "jitter"          # "identity" (published: A[j] = I, B = C = 0, h0 = e0), "jitter", "random"
     loss: str = "mse"             # "mse" (published) or "ce"
     noise: float = 0.03           # σ of Gaussian noise added to h at every teacher-forced step
@@ -371,7 +372,9 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
         last = cfg.iters if stopped_by is None else start  # a run that stopped early stays stopped
         for it in range(start + 1, last + 1):
             # batch: a function of (seed, iteration), so a resumed run sees the same batches
-            reads, writes, moves, mask = seqs.batch(batch_rows(cfg.seed, it, cfg.batch, len(seqs)))
+            rows = (bucket_rows(cfg.seed, it, cfg.batch, seqs.lengths) if cfg.bucket
+                    else batch_rows(cfg.seed, it, cfg.batch, len(seqs)))
+            reads, writes, moves, mask = seqs.batch(rows)
             lr, sigma = lr_at(it - 1, cfg), noise_at(it - 1, cfg)
             for group in optimizer.param_groups:
                 group["lr"] = lr

@@ -109,3 +109,15 @@ def step_noise(seed: int, iteration: int, sigma: float, shape: tuple[int, ...]) 
         return None
     torch_seed = int(np.random.SeedSequence([seed, iteration, 1]).generate_state(1, np.uint64)[0] >> 1)
     return sigma * torch.randn(shape, generator=torch.Generator().manual_seed(torch_seed))
+
+
+def bucket_rows(seed: int, iteration: int, batch: int, lengths: torch.Tensor) -> torch.Tensor | None:
+    """A minibatch of `batch` samples of similar length: a seeded window of the samples sorted by
+    length. Padding to the longest sample then wastes little: multiplication PTOs range from tens to
+    hundreds of steps. None = full batch."""
+    count = len(lengths)
+    if batch == 0 or batch >= count:
+        return None
+    order = torch.from_numpy(np.argsort(lengths.numpy(), kind="stable"))
+    start = int(np.random.default_rng([seed, iteration, 2]).integers(0, count - batch + 1))
+    return order[start:start + batch]

@@ -42,6 +42,7 @@ def train_command(
     extract: bool = typer.Option(True, "--extract/--no-extract",
                                  help="Read the automaton off the states (extracted/), evaluate it too."),
     batch: int = typer.Option(0, "--batch", help="Minibatch size (0 = full batch)."),
+    bucket: bool = typer.Option(False, "--bucket", help="Minibatches of samples of similar length."),
     forward: str = typer.Option("scan", "--forward", help="scan, hillis or loop (same values)."),
     eval_every: int = typer.Option(1000, "--eval-every", help="Closed-loop evaluation period (0 = at end)."),
     eval_digits: str = typer.Option("10,100", "--eval-digits", help="Comma-separated evaluation lengths."),
@@ -81,7 +82,7 @@ def train_command(
                       eval_digits=parse_int_list(eval_digits, "--eval-digits"),  # TrainConfig checks >= 1
                       eval_random=eval_random,
                       target_digits=target_digits, checkpoint_every=checkpoint_every,
-                      log_every=log_every, threads=threads, restarts=restarts)
+                      log_every=log_every, threads=threads, restarts=restarts, bucket=bucket)
     if published:
         from dfst.recipes import PUBLISHED
 
@@ -160,7 +161,7 @@ def _command(cfg, out: Path, data: Path | None) -> str:
         if value is not None:
             args += [f"--{name}", str(value)]
     switches = ["--normalize-h" if cfg.normalize_h else "--no-normalize-h",
-                "--extract" if cfg.extract else "--no-extract"]
+                "--extract" if cfg.extract else "--no-extract"] + (["--bucket"] if cfg.bucket else [])
     return shlex.join(args + switches)
 
 
