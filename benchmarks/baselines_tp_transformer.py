@@ -4,7 +4,12 @@
 
 Prints exact match by length (hard instances + random pairs, the DFST's protocol) and writes the
 record to results/baselines/tp-transformer-add10-s<seed>.json. Not run by the test suite: the default
-config trains for about 30 CPU minutes on one thread.
+config trains for about 18 CPU minutes on one thread (42 minutes of wall time on shared cores).
+
+Measured (seed 0, default config): 6/29 exact at 8 digits, 2/29 at 12-40 (only the all-zero cases),
+robust and probabilistic LG 0. The model copies lines but has not learned the per-step digit sum
+(teacher-forced errors sit on the new result digits): this budget is far below the paper's 200k
+steps; `--set paper_size=true` gives the paper's 150M-parameter setup for a GPU.
 """
 
 from __future__ import annotations
