@@ -11,10 +11,11 @@ are the paper's saturating gates). The step is applied n times, and the output s
 the first column of the final state through a linear layer.
 
 Published training tricks, as kept here: curriculum on length (a linear schedule of the longest
-operand, plus short operands in every batch), dropout on the candidate c, annealed gradient noise and
-gradient-norm clipping, all in the config. Not kept: the parameter-sharing relaxation (r sets of
-weights pulled together over training; it matters for rare successes over many restarts on a GPU),
-the saturation-cost penalty and the restarts/hyper-parameter search over many runs.
+operand, plus short operands in every batch), dropout on the candidate c (6%) and gradient-norm
+clipping (1.0) are on; annealed gradient noise is implemented but off by default (grad_noise=0.0).
+Not kept: the parameter-sharing relaxation (r sets of weights pulled together over training; it
+matters for rare successes over many restarts on a GPU), the saturation-cost penalty and the
+restarts/hyper-parameter search over many runs.
 The input encoding ("layout") is an option: "concat" is the paper's (a, op, b in one row), "aligned"
 puts a_i and b_i in the same cell, as the DFST's grid does (easier; the CPU default).
 """
