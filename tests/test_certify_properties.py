@@ -189,13 +189,15 @@ def test_slow_decay_is_never_certified_in_plain_mode(eps):
     assert certify(drifting_add2(-eps), ADD2, rescale=False, pump_max_digits=0).verdict == "INCONCLUSIVE"
 
 
-@pytest.mark.xfail(strict=True, reason="diagnose_norm predicts an underflow failure, but float32 "
-                   "round-to-nearest stalls the decay at a few subnormal units (m (1 - eps) rounds back to m "
-                   "once m eps < 1/2), so a one-hot h never reaches 0 and the model never fails")
-def test_decay_fails_near_its_predicted_underflow():
+def test_a_decay_predicts_no_failure_length_and_none_happens():
+    """Round-to-nearest stalls a decaying one-hot h a few subnormal units above 0 (m (1 - eps) rounds
+    back to m once m eps < 1/2): the diagnosis must not predict a failure, and there is none."""
     weights = drifting_add2(-1 / 32)
-    predicted = certify(weights, ADD2, rescale=False, pump_max_digits=0).diagnosis["cycle"]["predicted_steps"]
-    first_failing_digits(weights, 2 * predicted)
+    cycle = certify(weights, ADD2, rescale=False, pump_max_digits=0).diagnosis["cycle"]
+    assert cycle["kind"] == "decay" and cycle["predicted_steps"] is None
+    assert cycle["assumption_lost_steps"] > 0
+    chain = Instance("1", "1" * (2 * cycle["assumption_lost_steps"]), "chain")  # one carry step per digit
+    assert confirm(ADD2, weights, chain, False).exact
 
 
 @pytest.mark.parametrize("eps", [1e-3, 2e-4])  # predicted ~88,000 and ~440,000 steps

@@ -4,8 +4,9 @@ Region failure: along a cycle of the lockstep graph the radius bound is a linear
 r -> (a r + b) / (c r + e) per edge, so a pass around the cycle is the product of 2×2 matrices and
 p passes its p-th power. The predicted failure is the first p where the bound leaves the margins;
 the cycle predicting the earliest failure is reported. Plain-mode norm drift: the scale of h grows
-by the product of the edges' scale factors per pass, so float32 overflows (or underflows to 0)
-after log(limit) / rate steps. Where a hard instance family pumps the cycle (more passes with more
+by the product of the edges' scale factors per pass, so float32 overflows after log(limit) / rate
+steps; a decay predicts no failure (round-to-nearest stalls it above 0), only when the proof's
+assumption max|h| >= 2^-60 is lost. Where a hard instance family pumps the cycle (more passes with more
 digits) it is run through the evaluator at half, one and two times the predicted length.
 """
 
@@ -25,7 +26,7 @@ from dfst.rollout import DfstWeights, run_table
 from dfst.tasks.base import Task
 
 MAX_CYCLES = 300
-FLT_MAX_LOG, FLT_TINY_LOG = math.log(3.4028235e38), math.log(2.0 ** -149)
+FLT_MAX_LOG, ASSUMED_MIN_LOG = math.log(3.4028235e38), math.log(2.0 ** -60)
 
 
 def cycles(graph: Graph) -> list[list[tuple[int, int]]]:
@@ -124,16 +125,24 @@ def diagnose_norm(task: Task, agent: Transducer, weights: DfstWeights, graph: Gr
         if best is None or abs(rate) > abs(best[0]):
             best = (rate, cycle)
     out = {"reason": "directions are proved (the rescaled mode certifies); in plain mode the norm "
-                     "of h drifts and float32 overflows or underflows at some length"}
+                     "of h drifts (a growth overflows float32 at some length; a decay leaves the proof's "
+                     "range)"}
     if best is None or best[0] == 0:
         return out | {"cycle": None, "rate_per_step": 0.0}
     rate, cycle = best
-    room = (FLT_MAX_LOG - scale0) if rate > 0 else (scale0 - FLT_TINY_LOG)
-    steps = math.ceil(room / abs(rate))
+    if rate < 0:
+        # No failure length for a decay: float32 round-to-nearest stalls it a few subnormal units
+        # above 0 (m (1 - eps) rounds back to m once m eps < 1/2), so h need never vanish. Only the
+        # proof's assumption max|h| >= 2^-60 is lost, after `assumption_lost_steps`.
+        lost = math.ceil((scale0 - ASSUMED_MIN_LOG) / -rate)
+        out["cycle"] = _describe(graph, agent, cycle) | {
+            "rate_per_step": rate, "predicted_steps": None, "predicted_passes": None, "kind": "decay",
+            "assumption_lost_steps": max(lost, 0)}
+        return out
+    steps = math.ceil((FLT_MAX_LOG - scale0) / rate)
     passes = math.ceil(steps / len(cycle))
     out["cycle"] = _describe(graph, agent, cycle) | {"rate_per_step": rate, "predicted_steps": steps,
-                                                     "predicted_passes": passes,
-                                                     "kind": "overflow" if rate > 0 else "underflow"}
+                                                     "predicted_passes": passes, "kind": "overflow"}
     out["pumped"] = pump(task, agent, weights, graph, cycle, passes, False, pump_max_digits)
     return out
 
