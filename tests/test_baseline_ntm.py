@@ -99,3 +99,10 @@ def test_run_is_deterministic_and_well_formed():
     assert [lv["digits"] for lv in first.levels] == [2, 4]
     assert first.params == sum(p.numel() for p in ntm.build_arithmetic_model(
         ADD2, ntm._merged(TINY, ntm.DEFAULTS, "ntm")).parameters())
+
+
+def test_copy_record_is_not_read_as_a_table_row(tmp_path):
+    from dfst.baselines.results import load_results
+
+    (tmp_path / "ntm-copy-s0.json").write_text(__import__("json").dumps(ntm.run_copy(0, TINY_COPY, False)))
+    assert load_results(tmp_path) == []

@@ -280,7 +280,8 @@ def run_copy(seed: int, config: dict, progress: bool = True) -> dict:
         test_rng = np.random.default_rng(10_000 + seed)
         exact = {n: copy_exact(model, test_rng, config["test_count"], n, config["bits"])
                  for n in parse_digits(config["test_lengths"])}
-    return {"system": "ntm", "task": "copy", "seed": seed, "params": count_params(model),
+    # "model", not "system": the copy task is no dfst task, so `dfst table` (rows keyed by system) skips it
+    return {"model": "ntm", "task": "copy", "seed": seed, "params": count_params(model),
             "samples": config["steps"] * config["batch"], "max_train_length": config["max_length"],
             "loss": loss_value, "train_seconds": train_seconds, "hardware": hardware(),
             "test_count": config["test_count"], "exact": {str(n): e for n, e in exact.items()},
