@@ -52,17 +52,25 @@ def _scaled(h: np.ndarray) -> np.ndarray:
 
 
 def cluster(points: np.ndarray, radius: float) -> np.ndarray:
-    """Greedy leader clustering in the max norm; returns a label per point."""
-    centres: list[np.ndarray] = []
-    labels = np.empty(len(points), dtype=np.int64)
-    for j, p in enumerate(points):
-        near = [c for c, q in enumerate(centres) if np.abs(p - q).max() < radius]
-        if near:
-            labels[j] = near[0]
+    """Greedy leader clustering in the max norm; returns a label per point.
+
+    A point joins the first centre within `radius`, else becomes a centre. Identical points are
+    labelled once (teacher-forced states repeat a lot), and each test is one vectorised comparison.
+    """
+    unique, inverse = np.unique(points, axis=0, return_inverse=True)
+    order = np.argsort(np.unique(inverse, return_index=True)[1])  # unique rows in order of appearance
+    centres = np.empty_like(unique)
+    count = 0
+    label_of = np.empty(len(unique), dtype=np.int64)
+    for u in order:
+        near = np.flatnonzero(np.abs(centres[:count] - unique[u]).max(axis=1) < radius)
+        if near.size:
+            label_of[u] = near[0]
         else:
-            centres.append(p)
-            labels[j] = len(centres) - 1
-    return labels
+            centres[count] = unique[u]
+            label_of[u] = count
+            count += 1
+    return label_of[inverse.reshape(-1)]
 
 
 def read_rules(labels: np.ndarray, steps, alphabet) -> tuple[dict, int]:
