@@ -65,3 +65,16 @@ def test_the_kept_restart_is_the_one_whose_automaton_is_smallest():
     chosen, table = select_restart(Population([identity, expert]), Sequences.of(data), data, task, cfg)
     assert chosen == 1 and table[1]["states"] == task.agent.d and table[0]["states"] is None
     assert restart_seed(7, 0) == 7 and restart_seed(7, 1) != restart_seed(7, 2)
+
+
+def test_normalised_states_stay_finite_on_long_sequences():
+    """Normalising only at the end of a scan would overflow float32 after a few hundred growing steps."""
+    A = 2.0 * torch.eye(4).expand(2, 3, 4, 4).clone()  # |h| doubles every step
+    member = DFST.from_weights(A[0], torch.ones(3, 3, 4), torch.ones(3, 5, 4), torch.ones(4))
+    reads = torch.zeros(1, 300, dtype=torch.long)
+    mask = torch.ones(1, 300, dtype=torch.bool)
+    for forward in FORWARDS:
+        cfg = TrainConfig(forward=forward, normalize_h=True)
+        symbols, _, h = teacher_forced(Population([member, member]), reads, mask, None, cfg)
+        assert torch.isfinite(h).all() and torch.isfinite(symbols).all()
+        torch.testing.assert_close(h[0, 0, -1], torch.full((4,), 0.5))

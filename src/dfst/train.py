@@ -200,8 +200,10 @@ def teacher_forced(model: DFST | Population, reads: torch.Tensor, mask: torch.Te
     if single and noise is not None:
         noise = noise[None]
     states = FORWARDS[cfg.forward]
-    if cfg.normalize_h and noise is not None:
-        states = looped_states  # normalising between noisy steps is not a linear scan
+    if cfg.normalize_h:
+        # normalising between noisy steps is not a linear scan; without noise it is, but a product
+        # of a few hundred matrices overflows float32 before the final normalisation (mult PTOs)
+        states = looped_states
     h = states(A, h0, reads, mask, noise, normalize=cfg.normalize_h)  # (R, b, T, d)
     out = population_readout(B, h, reads), population_readout(C, h, reads), h
     return tuple(t[0] for t in out) if single else out
