@@ -79,11 +79,12 @@ def evaluate_predictor(task: Task, predict: Predictor, digits: Sequence[int], *,
         })
         if (stop_at_failure and not all(exact)) or (stop_when_none_exact and not any(exact)):
             break
-    return {"robust_lg": _max_passing(levels, "robust"),
-            "probabilistic_lg": _max_passing(levels, "probabilistic"), "levels": levels}
+    return {"robust_lg": max_passing(levels, "robust"),
+            "probabilistic_lg": max_passing(levels, "probabilistic"), "levels": levels}
 
 
-def _max_passing(levels: list[dict], key: str) -> int:
+def max_passing(levels: list[dict], key: str) -> int:
+    """The largest length with every level up to it passing `key` ("robust" or "probabilistic")."""
     best = 0
     for lv in levels:
         if not lv[key]:

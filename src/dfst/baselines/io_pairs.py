@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dfst.arith import DIGIT_CHARS, canonical, digits_to_text
-from dfst.baselines.common import _max_passing, evaluate_predictor
+from dfst.baselines.common import evaluate_predictor, max_passing
 from dfst.errors import DfstError
 from dfst.tasks.base import Instance, Task, random_operand
 
@@ -179,8 +179,8 @@ def evaluate_levels(task: Task, predict, digits, *, random: int, on_level=None) 
     scores: dict = {}
     for n in sorted(set(digits)):
         levels += evaluate_predictor(task, predict, (n,), random=random, seed=0)["levels"]
-        scores = {"robust_lg": _max_passing(levels, "robust"),
-                  "probabilistic_lg": _max_passing(levels, "probabilistic"), "levels": list(levels)}
+        scores = {"robust_lg": max_passing(levels, "robust"),
+                  "probabilistic_lg": max_passing(levels, "probabilistic"), "levels": list(levels)}
         if on_level is not None:
             on_level(scores)
     return scores

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dfst.automata import HALT_MOVE, MOVES, Rule, Transducer, make_transducer
-from dfst.baselines.common import BaselineResult, hardware
+from dfst.baselines.common import BaselineResult, hardware, max_passing
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
 from dfst.rollout import DfstWeights, run_table
@@ -107,17 +107,8 @@ def evaluate_agent(task: Task, agent: Transducer, digits: tuple[int, ...], rando
         levels += report["levels"]
         if not levels[-1]["robust"]:
             break
-    return {"robust_max_digits": _passing(levels, "robust"),
-            "probabilistic_max_digits": _passing(levels, "probabilistic"), "levels": levels}
-
-
-def _passing(levels: list[dict], key: str) -> int:
-    best = 0
-    for lv in levels:
-        if not lv[key]:
-            break
-        best = lv["digits"]
-    return best
+    return {"robust_max_digits": max_passing(levels, "robust"),
+            "probabilistic_max_digits": max_passing(levels, "probabilistic"), "levels": levels}
 
 
 def learn(task: Task, samples: int, config: dict, seed: int) -> tuple[Transducer, int]:
