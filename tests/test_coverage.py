@@ -38,3 +38,13 @@ def test_random_samples_can_miss_rules_and_coverage_says_which():
 def test_cover_instances_is_deterministic():
     task = TASKS["add10"]
     assert cover_instances(task, 30, 3, seed=4) == cover_instances(task, 30, 3, seed=4)
+
+
+def test_a_rule_the_first_pool_misses_is_found_in_a_bigger_one():
+    """add10, seed 2: no pair of the first 2,000 candidates puts a 9 over a 0 after a carry."""
+    from dfst.coverage import cover_instances
+    from dfst.tasks import get_task
+
+    task = get_task("add10")
+    used, missing = coverage(task, cover_instances(task, 225, 3, seed=2))
+    assert not missing and len(used) == len(task.agent.rules)

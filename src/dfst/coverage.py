@@ -46,20 +46,31 @@ def cover_instances(task: Task, samples: int, max_digits: int, seed: int,
                     candidates: int = 1000) -> list[Instance]:
     """`samples` instances of at most max_digits digits: a greedy rule cover first, then random pairs."""
     rng = np.random.default_rng(seed)
-    pool = candidate_instances(task, max_digits, rng, candidates)
-    used_by = [rules_used(task.agent, task.layout(i), task.max_steps(i)) for i in pool]
-    chosen, covered = [], set()
-    while len(chosen) < samples:
-        gains = [len(u - covered) for u in used_by]
-        best = int(np.argmax(gains))
-        if gains[best] == 0:
-            break
-        chosen.append(pool[best])
-        covered |= used_by[best]
+    chosen: list[Instance] = []
+    covered: set[Rule] = set()
+    _greedy_cover(task, candidate_instances(task, max_digits, rng, candidates), samples, chosen, covered)
+    if len(chosen) < samples and covered != set(task.agent.rules):
+        # a rule the first pool missed (rare pairs such as a 9 over a 0 after a carry in add10): a
+        # bigger pool from its own stream, so the first pool and the fill-up draw what they always drew
+        extra = candidate_instances(task, max_digits, np.random.default_rng([seed, 1]), 8 * candidates)
+        _greedy_cover(task, extra, samples, chosen, covered)
     while len(chosen) < samples:
         chosen.append(sample_instance(task, rng, 1, max_digits))
     return chosen
 
+
+
+def _greedy_cover(task: Task, pool: list[Instance], samples: int, chosen: list[Instance],
+                  covered: set[Rule]) -> None:
+    """Add to `chosen` the pool instance that uses the most rules not yet covered, until none adds any."""
+    used_by = [rules_used(task.agent, task.layout(i), task.max_steps(i)) for i in pool]
+    while len(chosen) < samples:
+        gains = [len(u - covered) for u in used_by]
+        best = int(np.argmax(gains))
+        if gains[best] == 0:
+            return
+        chosen.append(pool[best])
+        covered |= used_by[best]
 
 
 def dataset_instances(task: Task, ds: PtoDataset, source: str = "the dataset") -> list[Instance]:
