@@ -78,3 +78,14 @@ def test_normalised_states_stay_finite_on_long_sequences():
         symbols, _, h = teacher_forced(Population([member, member]), reads, mask, None, cfg)
         assert torch.isfinite(h).all() and torch.isfinite(symbols).all()
         torch.testing.assert_close(h[0, 0, -1], torch.full((4,), 0.5))
+
+
+def test_clean_losses_in_chunks_equal_the_whole_batch():
+    from dfst.train import LOSSES, clean_losses
+
+    seqs = Sequences.of(record_dataset(get_task("add2"), 7, 3, seed=2))
+    population, cfg = Population(_members(2)), TrainConfig()
+    reads, writes, moves, mask = seqs.batch(None)
+    symbols, move_scores, _ = teacher_forced(population, reads, mask, None, cfg)
+    whole = LOSSES[cfg.loss](symbols, move_scores, writes, moves, mask)
+    torch.testing.assert_close(clean_losses(population, seqs, cfg, chunk=3), whole)

@@ -273,15 +273,26 @@ def extract_or_none(model: DFST, data: PtoDataset, task: Task):
         return None
 
 
+def clean_losses(model: Population, seqs: Sequences, cfg: TrainConfig, chunk: int = 256) -> torch.Tensor:
+    """Each restart's noise-free loss over every training PTO, `chunk` PTOs at a time (10,000 mult10
+    PTOs at once would need gigabytes of scores)."""
+    total, steps = torch.zeros(model.size), 0
+    with torch.no_grad():
+        for start in range(0, len(seqs), chunk):
+            reads, writes, moves, mask = seqs.batch(torch.arange(start, min(start + chunk, len(seqs))))
+            symbol_scores, move_scores, _ = teacher_forced(model, reads, mask, None, cfg)
+            n = int(mask.sum())
+            total += LOSSES[cfg.loss](symbol_scores, move_scores, writes, moves, mask) * n
+            steps += n
+    return total / steps
+
+
 def select_restart(model: Population, seqs: Sequences, data: PtoDataset, task: Task,
                    cfg: TrainConfig) -> tuple[int, list[dict]]:
     """The restart to keep, judged on the training PTOs only: a finite noise-free loss first; with
     `extract`, then the fewest states of the automaton read off it (Occam: every candidate reproduces
     the PTOs), then the lowest loss. Returns its index and every restart's figures."""
-    with torch.no_grad():
-        reads, writes, moves, mask = seqs.batch(None)
-        symbol_scores, move_scores, _ = teacher_forced(model, reads, mask, None, cfg)
-        losses = LOSSES[cfg.loss](symbol_scores, move_scores, writes, moves, mask).tolist()
+    losses = clean_losses(model, seqs, cfg).tolist()
     table = []
     for r, loss in enumerate(losses):
         row = {"restart": r, "loss": loss if math.isfinite(loss) else None}
