@@ -12,7 +12,7 @@ from dfst.checkpoint import load_checkpoint
 from dfst.compile import compile_agent
 from dfst.data import load_dataset
 from dfst.evaluate import EvalConfig, run_protocol
-from dfst.extract import HALT, RADII, _transducer, cluster, read_rules, teacher_forced_points
+from dfst.extract import cluster, read_rules, teacher_forced_points, transducer_from_rules
 from dfst.merge import merge_clusters
 from dfst.rollout import DfstWeights
 from dfst.tasks import get_task
@@ -38,7 +38,7 @@ def merged_agent(weights, data, task, radius):
     labels2 = block[labels]
     rules, conflicts = read_rules(labels2, steps, task.alphabet)
     assert conflicts == 0
-    return _transducer(labels2, rules, task.alphabet, BLANK), n
+    return transducer_from_rules(labels2, rules, task.alphabet, BLANK), n
 
 
 for run in sys.argv[1:]:

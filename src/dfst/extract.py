@@ -93,12 +93,12 @@ def extract_automaton(weights: tuple[np.ndarray, ...], data: PtoDataset, alphabe
         labels = cluster(points, radius)
         rules, conflicts = read_rules(labels, steps, alphabet)
         if conflicts == 0:
-            return Extraction(_transducer(labels, rules, alphabet, blank), radius,
+            return Extraction(transducer_from_rules(labels, rules, alphabet, blank), radius,
                               int(labels.max()) + 1, len(rules))
     raise DfstError(f"no radius in {list(radii)} reads a conflict-free automaton off these PTOs")
 
 
-def _transducer(labels: np.ndarray, rules: dict, alphabet, blank: str) -> Transducer:
+def transducer_from_rules(labels: np.ndarray, rules: dict, alphabet, blank: str) -> Transducer:
     initial = f"s{labels[0]}"
     named = {r.state for r in rules.values()} | {r.next for r in rules.values()}
     others = sorted(named - {HALT, initial}, key=lambda s: int(s[1:]))

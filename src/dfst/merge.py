@@ -16,8 +16,7 @@ import numpy as np
 from dfst.automata import MOVES
 from dfst.data import PtoDataset
 from dfst.errors import DfstError
-from dfst.extract import Extraction, cluster, read_rules, teacher_forced_points
-from dfst.extract import _transducer as make_rules_transducer
+from dfst.extract import Extraction, cluster, read_rules, teacher_forced_points, transducer_from_rules
 
 # A partial Mealy machine over clusters: (cluster, symbol) -> (next cluster or -1 for halt, write, move)
 Edges = dict[tuple[int, int], tuple[int, int, int]]
@@ -134,5 +133,5 @@ def extract_merged(weights: tuple[np.ndarray, ...], data: PtoDataset, alphabet: 
         raise DfstError(f"no radius in {list(radii)} reads a conflict-free automaton off these PTOs")
     radius, labels = best
     rules, _ = read_rules(labels, steps, alphabet)
-    return Extraction(make_rules_transducer(labels, rules, alphabet, blank), radius,
+    return Extraction(transducer_from_rules(labels, rules, alphabet, blank), radius,
                       int(cluster(points, radius).max()) + 1, len(rules))
