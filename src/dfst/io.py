@@ -56,3 +56,20 @@ def read_json_file(path: str | Path, missing: str, invalid: str | None = None) -
         raise DfstError(missing) from None
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise DfstError(invalid or f"{path} is not valid JSON") from None
+
+
+def replace_between(text: str, start_mark: str, end_mark: str, block: str, where: str = "the text") -> str:
+    """`text` with everything strictly between the two markers replaced by a newline and `block`."""
+    start, end = text.find(start_mark), text.find(end_mark)
+    if start < 0 or end < start:
+        raise DfstError(f"{where} has no {start_mark} ... {end_mark} block")
+    return text[: start + len(start_mark)] + "\n" + block + text[end:]
+
+
+def rewrite_between(path: str | Path, start_mark: str, end_mark: str, block: str) -> None:
+    """Replace the marked block of a file (a README's generated table); nothing else changes."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise DfstError(f"cannot read {path}: {exc.strerror}") from None
+    write_atomic(path, replace_between(text, start_mark, end_mark, block, str(path)).encode())

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dfst.baselines.common import BaselineResult
 from dfst.errors import DfstError
-from dfst.io import check_writable, write_atomic
+from dfst.io import check_writable, replace_between, rewrite_between, write_atomic
 from dfst.tasks import TASKS
 
 RESULTS_DIR = Path("results")
@@ -114,16 +114,8 @@ def markdown_table(rows: list[dict]) -> str:
 
 def replace_block(text: str, block: str) -> str:
     """`text` with everything strictly between the comparison markers replaced by `block`."""
-    start, end = text.find(MARK_START), text.find(MARK_END)
-    if start < 0 or end < start:
-        raise DfstError(f"the README has no {MARK_START} ... {MARK_END} block")
-    head = text[: start + len(MARK_START)]
-    return head + "\n" + block + text[end:]
+    return replace_between(text, MARK_START, MARK_END, block, "the README")
 
 
 def write_readme(path: Path, rows: list[dict], note: str) -> None:
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise DfstError(f"cannot read {path}: {exc.strerror}") from None
-    write_atomic(path, replace_block(text, note + "\n\n" + markdown_table(rows)).encode())
+    rewrite_between(path, MARK_START, MARK_END, note + "\n\n" + markdown_table(rows))

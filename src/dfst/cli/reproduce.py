@@ -51,7 +51,9 @@ def reproduce_command(
     rows = reproduce(names, list(range(first_seed, first_seed + seeds)), runs, results,
                      time_budget=time_budget, overrides=overrides, on_seed=report)
     if readme is not None:
-        write_block(readme, markdown(rows))
+        from dfst.io import rewrite_between
+
+        rewrite_between(readme, MARK_START, MARK_END, markdown(rows))
     if as_json:
         return print_json(rows)
     show_rows([display(r) for r in rows], COLUMNS, "dfst reproduce", markdown=False, as_json=False)
@@ -72,17 +74,3 @@ def markdown(rows: list[dict]) -> str:
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(str(display(r)[c]) for c in COLUMNS) + " |" for r in rows]
     return "\n".join(lines) + "\n"
-
-
-def write_block(path: Path, block: str) -> None:
-    """Replace what lies between the reproduce markers of `path`; nothing else changes."""
-    from dfst.io import write_atomic
-
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise DfstError(f"cannot read {path}: {exc.strerror}") from None
-    start, end = text.find(MARK_START), text.find(MARK_END)
-    if start < 0 or end < start:
-        raise DfstError(f"{path} has no {MARK_START} ... {MARK_END} block")
-    write_atomic(path, (text[: start + len(MARK_START)] + "\n" + block + text[end:]).encode())
