@@ -16,21 +16,12 @@ from pathlib import Path
 import torch
 
 from dfst.baselines import neural_gpu
+from dfst.cli.baselines import parse_config
 from dfst.tasks import get_task
 
 # neural_gpu.DEFAULTS is the benchmark config: about 3 CPU minutes of training and 9 of evaluation (up to
 # 2,000 bits) for add2 on one core
 BENCHMARK = {"threads": 1}
-
-
-def parse_overrides(pairs: list[str], defaults: dict) -> dict:
-    """KEY=VALUE strings, each value parsed with the type of its default."""
-    out = {}
-    for pair in pairs:
-        key, _, value = pair.partition("=")
-        kind = type(defaults[key])
-        out[key] = (value.lower() in ("1", "true", "yes")) if kind is bool else kind(value)
-    return out
 
 
 def report(result, path: Path, wall: float) -> None:
@@ -48,7 +39,7 @@ def main() -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    config = {**BENCHMARK, **parse_overrides(args.config, neural_gpu.DEFAULTS)}
+    config = {**BENCHMARK, **parse_config(args.config, neural_gpu.DEFAULTS)}
     start = time.perf_counter()
     path = Path("results/baselines") / f"neural-gpu-{args.task}-s{args.seed}.json"
     path.parent.mkdir(parents=True, exist_ok=True)

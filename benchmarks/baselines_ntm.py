@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 from dfst.baselines import ntm
+from dfst.cli.baselines import parse_config
 from dfst.tasks import get_task
 
 COPY_BENCHMARK = {"steps": 6000, "batch": 16, "max_length": 10, "test_lengths": "10,20,30,40"}
@@ -25,18 +26,8 @@ COPY_BENCHMARK = {"steps": 6000, "batch": 16, "max_length": 10, "test_lengths": 
 ARITH_BENCHMARK = {"steps": 1500, "max_digits": 8, "eval_digits": "4,8,16,20,40,100,200,500"}
 
 
-def parse_overrides(pairs: list[str], defaults: dict) -> dict:
-    """KEY=VALUE strings, each value parsed with the type of its default."""
-    out = {}
-    for pair in pairs:
-        key, _, value = pair.partition("=")
-        kind = type(defaults[key])
-        out[key] = (value.lower() in ("1", "true", "yes")) if kind is bool else kind(value)
-    return out
-
-
 def run_copy(seed: int, overrides: list[str], progress: bool) -> dict:
-    result = ntm.run_copy(seed, {**COPY_BENCHMARK, **parse_overrides(overrides, ntm.COPY_DEFAULTS)}, progress)
+    result = ntm.run_copy(seed, {**COPY_BENCHMARK, **parse_config(overrides, ntm.COPY_DEFAULTS)}, progress)
     print(f"ntm copy seed {seed}: params {result['params']:,}, sequences {result['samples']:,}, "
           f"train CPU s {result['train_seconds']}, final loss {result['loss']:.4g}")
     for n, exact in result["exact"].items():
@@ -45,7 +36,7 @@ def run_copy(seed: int, overrides: list[str], progress: bool) -> dict:
 
 
 def run_task(task: str, seed: int, overrides: list[str], progress: bool, path: Path) -> dict:
-    config = {**ARITH_BENCHMARK, **parse_overrides(overrides, ntm.DEFAULTS)}
+    config = {**ARITH_BENCHMARK, **parse_config(overrides, ntm.DEFAULTS)}
 
     def save(result) -> None:  # after every length, so a long ladder leaves what it measured
         path.write_text(json.dumps(result.to_json(), indent=1) + "\n")

@@ -19,16 +19,8 @@ import json
 from pathlib import Path
 
 from dfst.baselines import tp_transformer
+from dfst.cli.baselines import parse_config
 from dfst.tasks import get_task
-
-
-def parse_value(text: str):
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return {"true": True, "false": False}.get(text.lower(), text)
 
 
 def main() -> None:
@@ -37,7 +29,7 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--out", type=Path, default=Path("results/baselines"))
     args = parser.parse_args()
-    config = {k: parse_value(v) for k, v in (item.split("=", 1) for item in args.set)}
+    config = parse_config(args.set, tp_transformer.DEFAULTS)
     result = tp_transformer.run(get_task("add10"), seed=args.seed, config=config)
     print(f"params {result.params:,}  samples {result.samples:,}  train CPU s {result.train_seconds:.0f}  "
           f"max train digits {result.max_train_digits}")
