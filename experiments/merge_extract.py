@@ -7,23 +7,15 @@ from pathlib import Path
 
 import numpy as np
 
-from dfst.automata import MOVES
 from dfst.checkpoint import load_checkpoint
 from dfst.compile import compile_agent
 from dfst.data import load_dataset
 from dfst.evaluate import EvalConfig, run_protocol
 from dfst.extract import cluster, read_rules, teacher_forced_points, transducer_from_rules
-from dfst.merge import merge_clusters
+from dfst.merge import merge_clusters, transitions
 from dfst.rollout import DfstWeights
 from dfst.tasks import get_task
 from dfst.tasks.base import BLANK
-
-
-def edges_of(labels, steps):
-    edges = {}
-    for i, x, w, m, j in steps:
-        edges[(int(labels[i]), x)] = (-1 if MOVES[m] == "S" else int(labels[j]), w, m)
-    return edges
 
 
 def merged_agent(weights, data, task, radius):
@@ -34,7 +26,7 @@ def merged_agent(weights, data, task, radius):
         return None
     n = labels.max() + 1
     centres = np.array([points[labels == c].mean(0) for c in range(n)])
-    block = merge_clusters(edges_of(labels, steps), centres)
+    block = merge_clusters(transitions(labels, steps)[0], centres)
     labels2 = block[labels]
     rules, conflicts = read_rules(labels2, steps, task.alphabet)
     assert conflicts == 0
