@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
 import torch
 
+from cli_helpers import run_json
+from dfst.baselines import tp_mult_scratchpad as tpm
 from dfst.baselines import tp_scratchpad as tp
 from dfst.baselines import tp_transformer as tpt
 from dfst.baselines.common import BaselineResult
 from dfst.errors import DfstError
 from dfst.tasks import get_task
 
+ADD, MULT = tpt.PROGRAMS["add10"], tpt.PROGRAMS["mult10x1"]
 TINY = {"n_layer": 2, "d_model": 32, "n_head": 4, "masked_heads": 2, "d_ff": 64, "context": 48,
         "batch": 4, "steps": 6, "min_train_digits": 1, "max_train_digits": 2, "warmup": 2,
         "eval_factors": "1,2", "eval_random": 2}
@@ -133,7 +137,7 @@ def test_generation_stops_at_its_cap():
 def test_loss_and_training_steps_lower_the_loss():
     cfg = tpt.resolve_config(TINY)
     model = tiny_model().train()
-    batch = tpt.sample_batch(np.random.default_rng(0), cfg, 2, set())
+    batch = tpt.sample_batch(np.random.default_rng(0), cfg, 2, set(), ADD)
     assert batch[0].shape == batch[1].shape == batch[2].shape == (4, 48)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
     first = tpt.loss_on(model, *batch)
@@ -158,7 +162,7 @@ def train_tiny(seed: int) -> dict:
     cfg = tpt.resolve_config(TINY)
     torch.manual_seed(seed)
     model = tpt.TPTransformer(tpt.model_config(cfg))
-    tpt.train(model, cfg, seed, progress=False)
+    tpt.train(model, cfg, ADD, seed, progress=False)
     return model.state_dict()
 
 
@@ -182,7 +186,7 @@ def test_run_returns_a_well_formed_record():
 
 
 def test_bad_input_is_a_one_line_error():
-    with pytest.raises(DfstError, match="add10 only"):
+    with pytest.raises(DfstError, match="Turing Programs for add10, mult10x1 only, not mult10"):
         tpt.run(get_task("mult10"), seed=0, config=TINY, progress=False)
     with pytest.raises(DfstError, match="unknown tp-transformer config"):
         tpt.resolve_config({"layers": 3})
@@ -195,8 +199,8 @@ def test_bad_input_is_a_one_line_error():
 class ProgramOracle:
     """Stands in for the model: its logits always pick the true next token of each row's program."""
 
-    def __init__(self, wrong_last_digit: bool = False):
-        self.rows, self.wrong_last_digit = [], wrong_last_digit
+    def __init__(self, spec: tpt.ProgramTask, wrong_last_digit: bool = False):
+        self.rows, self.spec, self.wrong_last_digit = [], spec, wrong_last_digit
 
     def __call__(self, tokens, key_valid=None, window=None, past=None, positions=None):
         if past is None:  # prefill: remember each row's prompt
@@ -211,8 +215,8 @@ class ProgramOracle:
         return logits, cache
 
     def next_token(self, text: str) -> int:
-        a, b = text[1:].split(tp.EQUALS)[0].split(tp.PLUS)
-        program = tp.addition_program(a, b)
+        a, b = re.split(r"[+*]", text[1:].split(tp.EQUALS)[0])
+        program = self.spec.program(a, b)
         if len(text) >= len(program):
             return tp.EOS_ID
         if self.wrong_last_digit and len(text) == len(program) - 2:  # the answer's last digit
@@ -220,11 +224,52 @@ class ProgramOracle:
         return tp.TOKEN_ID[program[len(text)]]
 
 
-def test_predictor_scores_a_perfect_program_writer_as_exact():
-    """Prompting, batched decoding, parsing and the protocol agree with Python's sums end to end."""
+@pytest.mark.parametrize("spec", [ADD, MULT], ids=["add10", "mult10x1"])
+def test_predictor_scores_a_perfect_program_writer_as_exact(spec):
+    """Prompting, batched decoding, parsing and the protocol agree with Python's integers end to end."""
     from dfst.baselines.common import evaluate_predictor
-    task = get_task("add10")
-    scores = evaluate_predictor(task, tpt.make_predictor(ProgramOracle(), window=64), [1, 3, 7], random=3)
+    task = spec.task
+    scores = evaluate_predictor(task, tpt.make_predictor(ProgramOracle(spec), 64, spec), [1, 3, 7], random=3)
     assert scores["robust_lg"] == 7 and all(not lv["failures"] for lv in scores["levels"])
-    wrong = evaluate_predictor(task, tpt.make_predictor(ProgramOracle(wrong_last_digit=True), window=64), [3])
+    wrong_writer = ProgramOracle(spec, wrong_last_digit=True)
+    wrong = evaluate_predictor(task, tpt.make_predictor(wrong_writer, 64, spec), [3])
     assert wrong["levels"][0]["exact"] == 0 and wrong["robust_lg"] == 0
+
+
+def test_windows_cut_mid_program_skip_the_lines_they_cannot_predict():
+    program = tp.addition_program("453", "789")   # $453+789=|45+78=c|4+7=e2|+=c42|1242#
+    cut = program[3:]                               # starts inside the prompt line
+    assert tpt.first_predictable(cut) == cut.index("4+7=e2|")
+    assert tpt.first_predictable("2|" + program) == 2   # a new program is predictable from its BOS
+    assert tpt.first_predictable("+=c42|1242#") == len("+=c42|1242#")
+
+
+def test_training_windows_only_target_tokens_whose_line_above_is_whole():
+    """Every kept target: its line's predecessor starts inside the window (or it is in a new program)."""
+    for spec in (ADD, MULT):
+        inputs, targets, mask = tpt.sample_batch(np.random.default_rng(5), tpt.resolve_config(TINY), 3,
+                                                 set(), spec)
+        for row_in, row_t, row_m in zip(inputs.tolist(), targets.tolist(), mask.tolist()):
+            window = tp.decode(row_in[:1] + row_t)
+            for j, kept in enumerate(row_m):
+                before = window[:j + 1]   # what the model sees when predicting target j
+                if kept:
+                    assert tp.BOS in before or before.count(tp.LINE) >= 2
+            assert any(row_m)
+
+
+def test_mult_run_scores_n_by_one_instances():
+    result = tpt.run(tpm.MULT10X1, seed=0, config=TINY, progress=False)
+    assert result.task == "mult10x1" and [lv["digits"] for lv in result.levels] == [2, 4]
+    hard = {n: len(tpm.MULT10X1.hard_instances(n)) for n in (2, 4)}
+    assert all(lv["instances"] == hard[lv["digits"]] + 2 for lv in result.levels)
+    assert tpt.EXTRA_TASKS["mult10x1"] is tpm.MULT10X1
+
+
+def test_cli_trains_mult10x1_and_the_table_shows_it(capsys, tmp_path):
+    out = tmp_path / "results" / "baselines" / "tp-transformer-mult10x1-s0.json"
+    tiny = [x for k, v in TINY.items() for x in ("--config", f"{k}={v}")]
+    shown = run_json(capsys, "baseline", "tp-transformer", "mult10x1", "--out", out, "--no-progress", *tiny)
+    assert shown["task"] == "mult10x1" and json.loads(out.read_text())["task"] == "mult10x1"
+    rows = run_json(capsys, "table", "--results", tmp_path / "results")
+    assert [(r["system"], r["task"]) for r in rows] == [("tp-transformer", "mult10x1")]

@@ -27,8 +27,8 @@ from dfst.arith import canonical
 
 DIGITS = "0123456789"
 CARRY_DIGITS = "abcdefghij"      # digit d with a carry out of its column
-PLUS, EQUALS, LINE, BOS, EOS, PAD = "+", "=", "|", "$", "#", "."
-VOCAB = DIGITS + CARRY_DIGITS + PLUS + EQUALS + LINE + BOS + EOS + PAD
+PLUS, TIMES, EQUALS, LINE, BOS, EOS, PAD = "+", "*", "=", "|", "$", "#", "."
+VOCAB = DIGITS + CARRY_DIGITS + PLUS + TIMES + EQUALS + LINE + BOS + EOS + PAD  # TIMES: tp_mult_scratchpad
 TOKEN_ID = {ch: i for i, ch in enumerate(VOCAB)}
 EOS_ID, PAD_ID, BOS_ID = TOKEN_ID[EOS], TOKEN_ID[PAD], TOKEN_ID[BOS]
 
@@ -83,10 +83,11 @@ def parse_answer(generated: str) -> str | None:
     return canonical(line)
 
 
-def token_cap(a_digits: int, b_digits: int) -> int:
-    """Generated tokens after the prompt that a correct program for these lengths never exceeds."""
-    longest = addition_program("9" * a_digits, "9" * b_digits)
-    return len(longest) - len(prompt_text("9" * a_digits, "9" * b_digits))
+def token_cap(a_digits: int, b_digits: int, program=addition_program, prompt=prompt_text) -> int:
+    """Generated tokens after the prompt that a correct program for these lengths never exceeds
+    (all-9 operands: every line is as long as it can be and the answer has its final carry)."""
+    a, b = "9" * a_digits, "9" * b_digits
+    return len(program(a, b)) - len(prompt(a, b))
 
 
 def random_operand(rng: np.random.Generator, digits: int) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,9 +26,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from dfst.baselines import tp_mult_scratchpad as tpm
 from dfst.baselines import tp_scratchpad as tp
 from dfst.baselines.common import BaselineResult, evaluate_predictor, hardware
 from dfst.errors import DfstError
+from dfst.tasks import get_task
 from dfst.tasks.base import Instance, Task
 
 DEFAULTS: dict = {
@@ -43,6 +46,33 @@ PAPER_SIZE: dict = {
     "context": 500, "batch": 16, "steps": 200_000, "lr": 7e-5, "warmup": 100,
     "min_train_digits": 2, "max_train_digits": 50, "curriculum": 0.0, "eval_factors": "1,1.5,2",
 }
+
+
+@dataclass(frozen=True)
+class ProgramTask:
+    """A task written as Turing Programs: the dfst task it is scored on and how its programs read."""
+
+    task: Task
+    program: Callable[[str, str], str]   # (a, b) -> prompt + steps + answer + EOS
+    prompt: Callable[[str, str], str]
+    b_digits: int = 0                    # fixed length of b in training (0: sampled like a)
+
+    def sample_operands(self, rng: np.random.Generator, max_digits: int) -> tuple[str, str]:
+        a = tp.random_operand(rng, int(rng.integers(1, max_digits + 1)))
+        b_len = self.b_digits or int(rng.integers(1, max_digits + 1))
+        return a, tp.random_operand(rng, b_len)
+
+    def cap(self, instance: Instance) -> int:
+        """Tokens after the prompt a correct program never exceeds, plus slack; decoding stops there."""
+        return tp.token_cap(len(instance.a), len(instance.b), self.program, self.prompt) + 8
+
+
+PROGRAMS: dict[str, ProgramTask] = {
+    "add10": ProgramTask(get_task("add10"), tp.addition_program, tp.prompt_text),
+    "mult10x1": ProgramTask(tpm.MULT10X1, tpm.multiplication_program, tpm.prompt_text, b_digits=1),
+}
+# Tasks this baseline adds to dfst's registry, so that `dfst baseline tp-transformer mult10x1` finds them.
+EXTRA_TASKS: dict[str, Task] = {"mult10x1": tpm.MULT10X1}
 
 
 @dataclass(frozen=True)
@@ -146,11 +176,11 @@ def generate(model: TPTransformer, prompts: list[list[int]], caps: list[int], wi
     return out
 
 
-def make_predictor(model: TPTransformer, window: int):
+def make_predictor(model: TPTransformer, window: int, spec: ProgramTask):
     """A `common.Predictor`: prompt each instance, decode, read the answer line."""
     def predict(instances: list[Instance]) -> list[str | None]:
-        prompts = [tp.encode(tp.prompt_text(x.a, x.b)) for x in instances]
-        caps = [tp.token_cap(len(x.a), len(x.b)) + 8 for x in instances]  # a little slack, never unbounded
+        prompts = [tp.encode(spec.prompt(x.a, x.b)) for x in instances]
+        caps = [spec.cap(x) for x in instances]
         return [tp.parse_answer(tp.decode(g)) for g in generate(model, prompts, caps, window)]
     return predict
 
@@ -163,21 +193,37 @@ def curriculum_digits(step: int, cfg: dict) -> int:
     return int(round(lo + frac * (hi - lo)))
 
 
-def sample_batch(rng: np.random.Generator, cfg: dict, max_digits: int, seen: set):
+def sample_batch(rng: np.random.Generator, cfg: dict, max_digits: int, seen: set, spec: ProgramTask):
     """(inputs, targets, mask) of shape (batch, context): random windows of a packed program stream."""
     rows, masks = [], []
     for _ in range(cfg["batch"]):
         text, mask = "", []
         while len(text) < 2 * cfg["context"] + 1:
-            a, b = (tp.random_operand(rng, int(rng.integers(1, max_digits + 1))) for _ in range(2))
+            a, b = spec.sample_operands(rng, max_digits)
             seen.add((a, b))
-            program = tp.addition_program(a, b)
+            program = spec.program(a, b)
             text, mask = text + program, mask + tp.loss_mask(program)
         start = int(rng.integers(0, len(text) - cfg["context"]))
-        rows.append(tp.encode(text[start:start + cfg["context"] + 1]))
-        masks.append(mask[start + 1:start + cfg["context"] + 1])
+        window = text[start:start + cfg["context"] + 1]
+        first = first_predictable(window)
+        rows.append(tp.encode(window))
+        masks.append([m and i >= first for i, m in enumerate(mask[start:start + len(window)])][1:])
     ids = torch.tensor(rows)
     return ids[:, :-1], ids[:, 1:], torch.tensor(masks)
+
+
+def first_predictable(window: str) -> int:
+    """Index of the first token of `window` whose line above lies whole inside it.
+
+    A window cut mid-program opens with a line whose predecessor is cut and a line copied partly
+    from that cut line: their tokens cannot be predicted, so they are not targets. A new program
+    (BOS) is predictable from its start; its prompt is masked by `loss_mask`.
+    """
+    first_line_end = window.find(tp.LINE)
+    second_line_end = window.find(tp.LINE, first_line_end + 1) if first_line_end >= 0 else -1
+    after_lines = second_line_end + 1 if second_line_end >= 0 else len(window)
+    bos = window.find(tp.BOS)
+    return min(after_lines, bos if bos >= 0 else len(window))
 
 
 def lr_at(step: int, cfg: dict) -> float:
@@ -193,14 +239,14 @@ def loss_on(model: TPTransformer, inputs, targets, mask) -> torch.Tensor:
     return (losses * mask).sum() / mask.sum().clamp(min=1)
 
 
-def train(model: TPTransformer, cfg: dict, seed: int, progress: bool = True) -> dict:
+def train(model: TPTransformer, cfg: dict, spec: ProgramTask, seed: int, progress: bool = True) -> dict:
     """One visible loop: batch, forward, loss, backward, step. Returns samples and the loss curve."""
     rng, seen, curve = np.random.default_rng(seed), set(), []
     opt = torch.optim.AdamW(model.parameters(), lr=cfg["lr"], weight_decay=cfg["weight_decay"])
     with _progress(progress) as bar:
         job = bar.add_task("train", total=cfg["steps"], loss=float("nan"))
         for step in range(cfg["steps"]):
-            batch = sample_batch(rng, cfg, curriculum_digits(step, cfg), seen)
+            batch = sample_batch(rng, cfg, curriculum_digits(step, cfg), seen, spec)
             for group in opt.param_groups:
                 group["lr"] = lr_at(step, cfg)
             loss = loss_on(model, *batch)
@@ -249,20 +295,20 @@ def eval_digits(cfg: dict) -> list[int]:
 
 
 def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> BaselineResult:
-    """Train on add-task scratchpads, evaluate on the protocol's instances, return the record."""
-    if task.operation != "add" or task.base != 10:
-        raise DfstError(f"tp-transformer is implemented for add10 only, not {task.name} "
-                        "(the paper's n x 1 multiplication is not one of dfst's tasks)")
+    """Train on the task's Turing Programs, evaluate on the protocol's instances, return the record."""
+    if task.name not in PROGRAMS:
+        raise DfstError(f"tp-transformer has Turing Programs for {', '.join(PROGRAMS)} only, not {task.name}")
+    spec = PROGRAMS[task.name]
     cfg = resolve_config(config)
     torch.manual_seed(seed)
     torch.set_num_threads(int(cfg["threads"]))
     model = TPTransformer(model_config(cfg))
     start = time.process_time()
-    trained = train(model, cfg, seed, progress)
+    trained = train(model, cfg, spec, seed, progress)
     train_seconds = time.process_time() - start
     model.eval()
     window = int(cfg["window"]) or int(cfg["context"])
-    scores = evaluate_predictor(task, make_predictor(model, window), eval_digits(cfg),
+    scores = evaluate_predictor(spec.task, make_predictor(model, window, spec), eval_digits(cfg),
                                 random=int(cfg["eval_random"]), seed=seed)
     curve = trained["loss_curve"]
     return BaselineResult(
@@ -271,4 +317,4 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Baseli
         robust_lg=scores["robust_lg"], probabilistic_lg=scores["probabilistic_lg"],
         train_seconds=round(train_seconds, 2), hardware=hardware(), levels=scores["levels"], config=cfg,
         notes=(f"final training loss {curve[-1]:.4g} (mean of last 50: {np.mean(curve[-50:]):.4g}); "
-               f"decoding window {window} tokens; n x 1 multiplication not evaluated"))
+               f"decoding window {window} tokens"))

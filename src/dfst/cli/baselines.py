@@ -30,7 +30,7 @@ def baseline_command(
     from dfst.tasks import get_task
 
     module = _module(name, get_baseline)
-    task = get_task(task_name)
+    task = getattr(module, "EXTRA_TASKS", {}).get(task_name) or get_task(task_name)  # e.g. mult10x1
     overrides = parse_config(config, module.DEFAULTS)
     path = out or default_path(name, task.name, seed)
     if path.parent.is_dir():
