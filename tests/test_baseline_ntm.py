@@ -6,14 +6,15 @@ import torch
 
 from dfst.baselines import ntm
 from dfst.baselines.common import BaselineResult
+from dfst.errors import DfstError
 from dfst.tasks import get_task
 from dfst.tasks.base import Instance
 
 ADD2 = get_task("add2")
 TINY = {"controller": 12, "memory": 8, "word": 6, "steps": 3, "batch": 4, "max_digits": 3,
         "eval_digits": "2,4", "eval_random": 2}
-TINY_COPY = {"bits": 3, "controller": 12, "memory": 8, "word": 6, "steps": 3, "batch": 4, "max_length": 3,
-             "test_lengths": "3,6", "test_count": 5}
+TINY_COPY = {"bits": 3, "controller": 12, "memory": 8, "word": 6, "steps": 4, "batch": 4, "max_length": 3,
+             "test_lengths": "3,6", "test_count": 5, "eval_every": 2, "eval_count": 7}
 
 
 @pytest.fixture(autouse=True)
@@ -53,6 +54,16 @@ def test_forward_shapes_and_memory_grows_with_the_sequence():
     assert torch.allclose(state["w_read"].sum(-1), torch.ones(2))
 
 
+def test_a_step_reads_the_memory_before_it_writes():
+    # reading after the write let the read fetch this step's write: a one-step channel that kept the
+    # copy task in a memoryless minimum (the write head stood still, 4/100 copies at the training length)
+    model = _model()
+    state = model.initial_state(2, 8)
+    state["memory"] = torch.zeros(2, 8, 6)
+    state, _ = model.step(state, torch.ones(2, 5))
+    assert state["memory"].abs().sum() > 0 and torch.equal(state["read"], torch.zeros(2, 6))
+
+
 def test_arithmetic_sequences_and_loss():
     xs, y, n = ntm.arithmetic_sequences(ADD2, [Instance("11", "1"), Instance("1", "1")])
     assert n == 4 and xs.shape == (2, 9, 5) and y.shape == (2, 4)
@@ -85,10 +96,39 @@ def test_copy_batch_layout():
     assert torch.equal(xs[:, :4, :3], target) and xs[:, 4, 3].tolist() == [1.0, 1.0]
 
 
+def test_copy_uses_the_configured_cells_up_to_that_length():
+    model = _model(inputs=4, outputs=3)                                 # memory 8 cells
+    xs, _ = ntm.copy_batch(np.random.default_rng(2), 2, 5, 3)           # 11 steps, 5 vectors to keep
+    assert torch.equal(ntm.copy_logits(model, xs, 5), model(xs, cells=8)[:, 6:])
+    long, _ = ntm.copy_batch(np.random.default_rng(2), 2, 10, 3)
+    assert torch.equal(ntm.copy_logits(model, long, 10), model(long, cells=10)[:, 11:])
+
+
+def test_train_loop_reports_the_mean_loss_of_the_window_not_the_last_batch():
+    model = _model()
+    values = [1.0, 1.0, 1.0, 1e-4, 1.0, 1.0, 1.0, 1e-4]                # a lucky last batch, as length 1 is
+
+    def next_loss(step):
+        return sum(p.sum() for p in model.parameters()) * 0 + values[step], "text"
+    evaluations = iter(range(10))
+    info = ntm.train_loop(model, {"lr": 1e-3, "clip": 1.0, "steps": 8}, next_loss, label="t", progress=False,
+                          evaluate=lambda: {"exact": next(evaluations)}, window=4)
+    assert info["loss"] == pytest.approx(0.750025)
+    assert info["curve"] == [{"step": 4, "loss": pytest.approx(0.750025), "exact": 0},
+                             {"step": 8, "loss": pytest.approx(0.750025), "exact": 1}]
+
+
 def test_run_copy_is_deterministic_and_well_formed():
     first, second = ntm.run_copy(3, TINY_COPY, progress=False), ntm.run_copy(3, TINY_COPY, progress=False)
     assert first["loss"] == second["loss"] and first["exact"] == second["exact"]
+    assert first["curve"] == second["curve"] and [c["step"] for c in first["curve"]] == [2, 4]
+    assert all(0 <= c["exact"] <= 7 for c in first["curve"])
     assert set(first["exact"]) == {"3", "6"} and all(0 <= v <= 5 for v in first["exact"].values())
+
+
+def test_run_copy_rejects_a_zero_evaluation_interval():
+    with pytest.raises(DfstError, match="eval_every"):
+        ntm.run_copy(0, {**TINY_COPY, "eval_every": 0}, progress=False)
 
 
 def test_run_is_deterministic_and_well_formed():
