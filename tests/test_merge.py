@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from dfst.compile import compile_agent
-from dfst.merge import extract_merged, merge_clusters
+from dfst.merge import extract_merged, folded_partition, merge_clusters
 from dfst.rollout import rollout
 from dfst.tasks import get_task
 from dfst.tasks.base import BLANK
@@ -45,3 +45,27 @@ def test_a_perturbed_compiled_expert_gives_back_an_automaton_as_exact_as_the_exp
     instances = task.hard_instances(40) + task.random_instances(40, 10, seed=5)
     results = rollout(task, instances, agent=found.agent)
     assert all(r.exact for r in results)
+
+
+def _steps(*edges):
+    """PTO steps (from point, read, write, move, to point) with points named by their index."""
+    return [(i, x, w, m, j) for i, x, w, m, j in edges]
+
+
+def test_two_successors_of_one_cluster_are_folded_into_one():
+    # points 0 and 1 share cluster 0 and read 0 alike, but step to points 2 and 3, in clusters 1 and 2
+    labels = np.array([0, 0, 1, 2])
+    part = folded_partition(3, labels, _steps((0, 0, 1, 3, 2), (1, 0, 1, 3, 3)))
+    assert part is not None and part.find(1) == part.find(2) and part.find(0) != part.find(1)
+
+
+def test_a_cluster_showing_two_actions_for_one_symbol_is_refused():
+    labels = np.array([0, 0, 1, 2])
+    assert folded_partition(3, labels, _steps((0, 0, 1, 3, 2), (1, 0, 0, 3, 3))) is None
+
+
+def test_a_fold_that_forces_two_actions_together_is_refused():
+    # the successors 1 and 2 must fold, but they write different symbols on symbol 1
+    labels = np.array([0, 0, 1, 2, 3, 3])
+    steps = _steps((0, 0, 1, 3, 2), (1, 0, 1, 3, 3), (2, 1, 0, 4, 4), (3, 1, 1, 4, 5))
+    assert folded_partition(4, labels, steps) is None

@@ -6,7 +6,10 @@ has: the automaton counts passes instead of looping. Here the clusters are merge
 the distance between their centres (the DFST's own geometry), each merge followed by the fold of
 RPNI (Oncina & Garcia 1992): merging two states merges their successors on every shared symbol,
 recursively, and the merge is rejected if two merged states then show different actions (written
-symbol, move) for one read symbol. Only the training PTOs are used.
+symbol, move) for one read symbol. Before any merge, a cluster whose points step on one symbol
+into several clusters has those successors folded together (the clustering cut one drifting state
+in two); only two different actions on one (cluster, symbol) pair make a radius unusable. Only the
+training PTOs are used.
 """
 
 from __future__ import annotations
@@ -74,11 +77,17 @@ class _Partition:
 def merge_clusters(edges: Edges, centres: np.ndarray) -> np.ndarray:
     """A block label per cluster after merging compatible clusters, nearest centres first.
 
-    `edges` must be conflict-free. Pairs are tried in increasing max-norm distance of their centres;
-    a rejected merge leaves the partition as it was.
+    `edges` must be conflict-free (`transitions`)."""
+    return _merge_nearest(_Partition(len(centres), edges), centres)
+
+
+def _merge_nearest(part: _Partition, centres: np.ndarray) -> np.ndarray:
+    """A block label per cluster after merging compatible blocks of `part`, nearest centres first.
+
+    Pairs of clusters are tried in increasing max-norm distance of their centres; a rejected merge
+    leaves the partition as it was.
     """
     n = len(centres)
-    part = _Partition(n, edges)
     gaps = np.abs(centres[:, None, :] - centres[None, :, :]).max(-1)
     order = sorted((gaps[i, j], i, j) for i in range(n) for j in range(i + 1, n))
     for _, i, j in order:
@@ -93,6 +102,34 @@ def merge_clusters(edges: Edges, centres: np.ndarray) -> np.ndarray:
     return np.array([index[part.find(c)] for c in range(n)], dtype=np.int64)
 
 
+def folded_partition(n: int, labels: np.ndarray, steps) -> _Partition | None:
+    """The clusters as a deterministic partial machine: where one (cluster, symbol) pair shows two
+    successors with the same action, the successors are merged (RPNI's fold). None if a pair shows
+    two actions, which no merge can repair.
+
+    Greedy leader clustering cuts a drifting state's cloud of points at arbitrary borders, so
+    neighbouring points of one cluster often step into two clusters: folding joins them instead of
+    discarding the radius.
+    """
+    outcomes: dict[tuple[int, int], set[tuple[int, int, int]]] = {}
+    for i, x, w, m, j in steps:
+        nxt = -1 if MOVES[m] == "S" else int(labels[j])
+        outcomes.setdefault((int(labels[i]), x), set()).add((nxt, w, m))
+    edges: Edges = {}
+    pending = []
+    for key, outs in outcomes.items():
+        first, *rest = sorted(outs)
+        edges[key] = first
+        pending += [(first, other) for other in rest]
+    part = _Partition(n, edges)
+    for (nxt_a, w_a, m_a), (nxt_b, w_b, m_b) in pending:
+        if (w_a, m_a) != (w_b, m_b) or (nxt_a == -1) != (nxt_b == -1):
+            return None
+        if not part.merge(nxt_a, nxt_b):
+            return None
+    return part
+
+
 def transitions(labels: np.ndarray, steps) -> tuple[Edges, int]:
     """The edges the labelled PTO steps show, and how many (cluster, symbol) pairs show two outcomes."""
     edges: Edges = {}
@@ -105,13 +142,15 @@ def transitions(labels: np.ndarray, steps) -> tuple[Edges, int]:
 
 
 def merged_labels(points: np.ndarray, steps, radius: float) -> np.ndarray | None:
-    """Cluster at `radius`, then merge nearest-first; None if the clusters already conflict."""
+    """Cluster at `radius`, fold, then merge nearest-first; None if the clusters show two actions
+    for one (cluster, symbol) pair."""
     labels = cluster(points, radius)
-    edges, conflicts = transitions(labels, steps)
-    if conflicts:
+    n = int(labels.max()) + 1
+    part = folded_partition(n, labels, steps)
+    if part is None:
         return None
-    centres = np.array([points[labels == c].mean(0) for c in range(int(labels.max()) + 1)])
-    return merge_clusters(edges, centres)[labels]
+    centres = np.array([points[labels == c].mean(0) for c in range(n)])
+    return _merge_nearest(part, centres)[labels]
 
 
 MERGE_RADII = (0.3, 0.2, 0.1, 0.05, 0.02)
