@@ -146,3 +146,11 @@ def test_copy_record_is_not_read_as_a_table_row(tmp_path):
 
     (tmp_path / "ntm-copy-s0.json").write_text(__import__("json").dumps(ntm.run_copy(0, TINY_COPY, False)))
     assert load_results(tmp_path) == []
+
+
+@pytest.mark.slow
+def test_copy_learns_and_generalises_to_twice_the_training_length():
+    # about two CPU minutes: the benchmark's model and lengths (1..10), fewer steps (it converges by ~2000)
+    result = ntm.run_copy(0, {"steps": 2500, "test_lengths": "20", "test_count": 50, "eval_every": 2500},
+                          progress=False)
+    assert result["curve"][-1]["exact"] >= 90 and result["exact"]["20"] >= 45
