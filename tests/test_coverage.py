@@ -48,3 +48,36 @@ def test_a_rule_the_first_pool_misses_is_found_in_a_bigger_one():
     task = get_task("add10")
     used, missing = coverage(task, cover_instances(task, 225, 3, seed=2))
     assert not missing and len(used) == len(task.agent.rules)
+
+
+def _pairs_by_replay(task, inst):
+    """Consecutive (state, symbol) pairs of the expert's run, by the compiled table run's trace."""
+    from dfst.rollout import run_table
+
+    agent, state, keys = task.agent, task.agent.initial, []
+    for x, _, _ in run_table(agent, task.layout(inst), task.max_steps(inst), record=True).trace:
+        keys.append((state, agent.alphabet[x]))
+        state = agent.rule(*keys[-1]).next
+    return set(keys) | set(zip(keys, keys[1:]))
+
+
+@pytest.mark.parametrize("name,a,b", [("add2", "1011", "111"), ("mult2", "0", "11"), ("mult10", "907", "35")])
+def test_rule_pairs_used_are_the_rules_and_their_successions(name, a, b):
+    from dfst.coverage import rule_pairs_used
+
+    task, inst = TASKS[name], Instance(a, b)
+    used = rule_pairs_used(task.agent, task.layout(inst), task.max_steps(inst))
+    assert used == _pairs_by_replay(task, inst)
+
+
+def test_a_pair_cover_shows_the_context_a_rule_cover_can_miss():
+    """mult2: the round over the operand 0, where (shift_blank, 0) is followed by (shift0, blank)."""
+    from dfst.coverage import rule_pairs_used
+
+    task = TASKS["mult2"]
+    context = (("shift_blank", "0"), ("shift0", "_"))
+    chosen = cover_instances(task, 60, 4, seed=0, units=rule_pairs_used)
+    assert any(context in _pairs_by_replay(task, i) for i in chosen)
+    assert coverage(task, chosen)[1] == set()  # still every rule
+    pool_pairs = set().union(*(_pairs_by_replay(task, i) for i in cover_instances(task, 60, 4, seed=0)))
+    assert pool_pairs <= set().union(*(_pairs_by_replay(task, i) for i in chosen))

@@ -7,6 +7,8 @@ candidates is used, then fills up with random ones.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from dfst.automata import Transducer
@@ -21,6 +23,12 @@ Rule = tuple[str, str]
 def rules_used(agent: Transducer, layout: Layout, max_steps: int) -> set[Rule]:
     """The (state, symbol) pairs the agent's run on `layout` uses (the reference simulator's)."""
     return set(run_agent(agent, layout, max_steps, record=True).visited)
+
+
+def rule_pairs_used(agent: Transducer, layout: Layout, max_steps: int) -> set:
+    """The rules the run uses and the pairs of rules it uses one right after the other."""
+    visited = run_agent(agent, layout, max_steps, record=True).visited
+    return set(visited) | set(zip(visited, visited[1:]))
 
 
 def coverage(task: Task, instances: list[Instance]) -> tuple[set[Rule], set[Rule]]:
@@ -42,18 +50,20 @@ def candidate_instances(task: Task, max_digits: int, rng: np.random.Generator, c
     return pool
 
 
-def cover_instances(task: Task, samples: int, max_digits: int, seed: int,
-                    candidates: int = 1000) -> list[Instance]:
-    """`samples` instances of at most max_digits digits: a greedy rule cover first, then random pairs."""
+def cover_instances(task: Task, samples: int, max_digits: int, seed: int, candidates: int = 1000,
+                    units: Callable[[Transducer, Layout, int], set] = rules_used) -> list[Instance]:
+    """`samples` instances of at most max_digits digits: a greedy cover of the `units` the runs use
+    (rules, or `rule_pairs_used`), then random pairs."""
     rng = np.random.default_rng(seed)
     chosen: list[Instance] = []
     covered: set[Rule] = set()
-    _greedy_cover(task, candidate_instances(task, max_digits, rng, candidates), samples, chosen, covered)
-    if len(chosen) < samples and covered != set(task.agent.rules):
+    pool = candidate_instances(task, max_digits, rng, candidates)
+    _greedy_cover(task, pool, samples, chosen, covered, units)
+    if len(chosen) < samples and not covered >= set(task.agent.rules):
         # a rule the first pool missed (rare pairs such as a 9 over a 0 after a carry in add10): a
         # bigger pool from its own stream, so the first pool and the fill-up draw what they always drew
         extra = candidate_instances(task, max_digits, np.random.default_rng([seed, 1]), 8 * candidates)
-        _greedy_cover(task, extra, samples, chosen, covered)
+        _greedy_cover(task, extra, samples, chosen, covered, units)
     while len(chosen) < samples:
         chosen.append(sample_instance(task, rng, 1, max_digits))
     return chosen
@@ -61,9 +71,9 @@ def cover_instances(task: Task, samples: int, max_digits: int, seed: int,
 
 
 def _greedy_cover(task: Task, pool: list[Instance], samples: int, chosen: list[Instance],
-                  covered: set[Rule]) -> None:
-    """Add to `chosen` the pool instance that uses the most rules not yet covered, until none adds any."""
-    used_by = [rules_used(task.agent, task.layout(i), task.max_steps(i)) for i in pool]
+                  covered: set, units: Callable[[Transducer, Layout, int], set]) -> None:
+    """Add to `chosen` the pool instance that uses the most units not yet covered, until none adds any."""
+    used_by = [units(task.agent, task.layout(i), task.max_steps(i)) for i in pool]
     while len(chosen) < samples:
         gains = [len(u - covered) for u in used_by]
         best = int(np.argmax(gains))

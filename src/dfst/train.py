@@ -72,7 +72,8 @@ class TrainConfig:
     samples: int = 20
     max_digits: int = 3
     seed: int = 0
-    sampler: str = "cover"        # "cover": every expert rule first (dfst.coverage); "uniform": dfst.data
+    sampler: str = "cover"        # "cover": every expert rule first (dfst.coverage); "pairs": every rule and
+                                  # pair of consecutive rules first; "uniform": dfst.data
     d: int | None = None          # hidden size; None = the expert's number of states
     iters: int = 4000
     lr: float = 2e-2

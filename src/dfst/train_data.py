@@ -1,7 +1,8 @@
 """Training data for `dfst.train`: the sampled PTO set, padded tensors, and per-iteration randomness.
 
 Samplers: "cover" picks instances that exercise every rule of the expert first (`dfst.coverage`),
-then random pairs; "uniform" is the rule of `dfst.data.record_dataset`. Both are seeded.
+then random pairs; "pairs" also every pair of consecutive rules the candidates show; "uniform" is
+the rule of `dfst.data.record_dataset`. All are seeded.
 
 Minibatches and noise are functions of (seed, iteration) only, each from its own seeded generator,
 never from a running stream: a run resumed at any iteration draws exactly what an uninterrupted run
@@ -50,9 +51,19 @@ def cover_dataset(task: Task, samples: int, max_digits: int, seed: int) -> PtoDa
     return record_instances(task, instances, seed, sampling)
 
 
+def pair_cover_dataset(task: Task, samples: int, max_digits: int, seed: int) -> PtoDataset:
+    """A cover of the rules and of the pairs of consecutive rules first, then random pairs."""
+    from dfst.coverage import cover_instances, rule_pairs_used
+
+    instances = cover_instances(task, samples, max_digits, seed, units=rule_pairs_used)
+    sampling = {"rule": "pairs", "min_digits": 1, "max_digits": max_digits}
+    return record_instances(task, instances, seed, sampling)
+
+
 # (task, samples, max_digits, seed) -> dataset
 SAMPLERS: dict[str, Callable[[Task, int, int, int], PtoDataset]] = {
     "cover": cover_dataset,
+    "pairs": pair_cover_dataset,
     "uniform": record_dataset,
 }
 

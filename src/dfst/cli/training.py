@@ -26,7 +26,8 @@ def train_command(
     max_digits: int = typer.Option(3, "--max-digits", help="Longest training operand, in digits."),
     seed: int = typer.Option(0, "--seed"),
     data: Path = typer.Option(None, "--data", help="Train on this PTO dataset file instead of sampling."),
-    sampler: str = typer.Option("cover", "--sampler", help="cover (every expert rule first) or uniform."),
+    sampler: str = typer.Option("cover", "--sampler", help="cover (every expert rule first), pairs (every "
+                                "rule and pair of consecutive rules first) or uniform."),
     iters: int = typer.Option(4000, "--iters", help="Training iterations."),
     lr: float = typer.Option(2e-2, "--lr", help="Peak Adam learning rate."),
     schedule: str = typer.Option("cosine", "--schedule", help="cosine, constant or linear."),
