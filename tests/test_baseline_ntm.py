@@ -1,5 +1,7 @@
 """NTM baseline: addressing, shapes, losses, training steps, determinism, run() and run_copy()."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -154,3 +156,18 @@ def test_copy_learns_and_generalises_to_twice_the_training_length():
     result = ntm.run_copy(0, {"steps": 2500, "test_lengths": "20", "test_count": 50, "eval_every": 2500},
                           progress=False)
     assert result["curve"][-1]["exact"] >= 90 and result["exact"]["20"] >= 45
+
+
+def test_the_cli_runs_the_copy_task_and_stores_its_record(capsys, tmp_path):
+    from cli_helpers import assert_one_line_error, run, run_json
+
+    out = tmp_path / "copy.json"
+    config = [arg for key, value in TINY_COPY.items() for arg in ("--config", f"{key}={value}")]
+    shown = run_json(capsys, "baseline", "ntm", "copy", "--seed", "3", "--out", out, "--no-progress", *config)
+    stored = json.loads(out.read_text())
+    assert stored == {k: v for k, v in shown.items() if k != "path"}
+    assert stored["exact"] == ntm.run_copy(3, TINY_COPY, progress=False)["exact"]
+    code, _, err = run(capsys, "baseline", "ntm", "copy", "--out", out, *config)
+    assert_one_line_error(code, err, "already exists")
+    code, _, err = run(capsys, "baseline", "ntm", "copy", "--out", out, "--config", "nope=1")
+    assert_one_line_error(code, err, "unknown config key 'nope'")

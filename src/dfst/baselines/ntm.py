@@ -332,3 +332,7 @@ def run_copy(seed: int, config: dict, progress: bool = True) -> dict:
             "loss": info["loss"], "train_seconds": info["train_seconds"], "hardware": hardware(),
             "test_count": config["test_count"], "exact": {str(n): e for n, e in exact.items()},
             "curve": info["curve"], "config": config}
+
+
+# Tasks of this baseline that are no dfst task: `dfst baseline ntm copy` runs them (name -> (run, defaults)).
+SIDE_TASKS = {"copy": (run_copy, COPY_DEFAULTS)}

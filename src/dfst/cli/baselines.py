@@ -13,7 +13,8 @@ from dfst.errors import DfstError
 @app.command("baseline")
 def baseline_command(
     name: str = typer.Argument(..., metavar="NAME", help="rpni, lstm, neural-gpu, ntm or tp-transformer."),
-    task_name: str = typer.Argument(..., metavar="TASK"),
+    task_name: str = typer.Argument(..., metavar="TASK", help="A dfst task, or a baseline's own: ntm copy, "
+                                    "tp-transformer mult10x1."),
     seed: int = typer.Option(0, "--seed", help="Seed of the data, the initialisation and the training."),
     config: list[str] = typer.Option([], "--config", help="KEY=VALUE overriding the baseline's defaults "
                                      "(repeatable; the value takes the default's type)."),
@@ -30,6 +31,9 @@ def baseline_command(
     from dfst.tasks import get_task
 
     module = _module(name, get_baseline)
+    side = getattr(module, "SIDE_TASKS", {}).get(task_name)  # e.g. the NTM's own copy task
+    if side is not None:
+        return _run_side_task(name, task_name, side, seed, config, out, force, as_json, no_progress)
     task = getattr(module, "EXTRA_TASKS", {}).get(task_name) or get_task(task_name)  # e.g. mult10x1
     overrides = parse_config(config, module.DEFAULTS)
     path = out or default_path(name, task.name, seed)
@@ -43,6 +47,28 @@ def baseline_command(
                   f"{result.params:,} params, trained <= {result.max_train_digits} digits in "
                   f"{result.train_seconds:.1f} s; robust LG {result.robust_lg:,}, probabilistic LG "
                   f"{result.probabilistic_lg:,} -> {path}")
+
+
+def _run_side_task(name: str, task_name: str, side, seed: int, config: list[str], out: Path | None,
+                   force: bool, as_json: bool, no_progress: bool) -> None:
+    """A baseline's own task (no dfst task, no protocol): its run's dict is stored as it is."""
+    import json
+
+    from dfst.baselines.results import default_path
+    from dfst.io import check_writable, write_atomic
+
+    run, defaults = side
+    overrides = parse_config(config, defaults)
+    path = out or default_path(name, task_name, seed)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    check_writable(path, overwrite=force)
+    record = run(seed, overrides, progress=not no_progress)
+    write_atomic(path, (json.dumps(record, indent=1) + "\n").encode())
+    if as_json:
+        return print_json(record | {"path": str(path)})
+    exact = ", ".join(f"{n}: {e}/{record['test_count']}" for n, e in record["exact"].items())
+    console.print(f"{name} on {task_name} (seed {seed}): trained on lengths <= {record['max_train_length']} "
+                  f"in {record['train_seconds']:.1f} s; exact copies by length {exact} -> {path}")
 
 
 def _module(name: str, get_baseline):
