@@ -1,12 +1,14 @@
 """Turing-Program transformer (Hou et al. 2024, seed 001): a decoder-only transformer with Hard-ALiBi
-attention, trained on Turing-Program scratchpads (`tp_scratchpad`), decoded with a sliding window.
+attention, trained on Turing-Program scratchpads, decoded with a sliding window. `PROGRAMS` lists the
+tasks: add10 (`tp_scratchpad`) and mult10x1, n x 1 multiplication (`tp_mult_scratchpad`).
 
 Hard-ALiBi (Jelassi et al. 2024): head h adds the bias -inf to keys at distance >= m_h and 0 to the
 others, so a masked head sees only its last m_h tokens (itself included); the paper uses M masked
 heads with m = 1..M and the remaining heads unrestricted (causal softmax with no positional encoding).
 There is no other positional information. Training packs i.i.d. programs into a stream and cuts
 windows of `context` tokens at random offsets, so most windows start mid-program, which is what the
-model meets when the decoding window slides over a long program. The length curriculum raises the
+model meets when the decoding window slides over a long program; the lines of a cut window whose
+predecessor is cut off are not targets (`first_predictable`). The length curriculum raises the
 largest operand length linearly from `min_train_digits` to `max_train_digits` over the first
 `curriculum` fraction of the steps. Decoding keeps a key/value cache of the last `window` tokens
 (default `context`): there is no absolute position, so dropping old cache entries is the sliding
@@ -35,8 +37,8 @@ from dfst.tasks.base import Instance, Task
 
 DEFAULTS: dict = {
     "n_layer": 4, "d_model": 96, "n_head": 6, "masked_heads": 3, "d_ff": 384,
-    "context": 192, "batch": 16, "steps": 4000, "lr": 1e-3, "weight_decay": 0.1, "warmup": 100,
-    "min_train_digits": 3, "max_train_digits": 8, "curriculum": 0.5,
+    "context": 192, "batch": 16, "steps": 5000, "lr": 3e-3, "weight_decay": 0.1, "warmup": 200,
+    "min_train_digits": 2, "max_train_digits": 8, "curriculum": 0.3,
     "window": 0, "eval_factors": "1,1.5,2,3,5", "eval_random": 10, "threads": 1,
     "paper_size": False,
 }
