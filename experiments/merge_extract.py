@@ -1,4 +1,6 @@
-"""Extraction with nearest-first RPNI-style merging (dfst.merge) on trained runs.
+"""Extraction with nearest-first RPNI-style merging on trained runs, as docs/training.md section 8
+measured it: without the fold of successors that dfst.merge.merged_labels now does (section 9), so a
+radius whose clusters show two successors for one (cluster, symbol) pair is skipped here.
 
     python experiments/merge_extract.py runs/add2-seeds/s*/
 """

@@ -56,7 +56,7 @@ def cover_instances(task: Task, samples: int, max_digits: int, seed: int, candid
     (rules, or `rule_pairs_used`), then random pairs."""
     rng = np.random.default_rng(seed)
     chosen: list[Instance] = []
-    covered: set[Rule] = set()
+    covered: set = set()  # rules, or rules and pairs of rules
     pool = candidate_instances(task, max_digits, rng, candidates)
     _greedy_cover(task, pool, samples, chosen, covered, units)
     if len(chosen) < samples and not covered >= set(task.agent.rules):
@@ -67,7 +67,6 @@ def cover_instances(task: Task, samples: int, max_digits: int, seed: int, candid
     while len(chosen) < samples:
         chosen.append(sample_instance(task, rng, 1, max_digits))
     return chosen
-
 
 
 def _greedy_cover(task: Task, pool: list[Instance], samples: int, chosen: list[Instance],

@@ -141,16 +141,16 @@ def transitions(labels: np.ndarray, steps) -> tuple[Edges, int]:
     return edges, len(conflicts)
 
 
-def merged_labels(points: np.ndarray, steps, radius: float) -> np.ndarray | None:
-    """Cluster at `radius`, fold, then merge nearest-first; None if the clusters show two actions
-    for one (cluster, symbol) pair."""
+def merged_labels(points: np.ndarray, steps, radius: float) -> tuple[np.ndarray, int] | None:
+    """Cluster at `radius`, fold, then merge nearest-first: a block label per point and the number of
+    clusters before merging; None if the clusters show two actions for one (cluster, symbol) pair."""
     labels = cluster(points, radius)
     n = int(labels.max()) + 1
     part = folded_partition(n, labels, steps)
     if part is None:
         return None
     centres = np.array([points[labels == c].mean(0) for c in range(n)])
-    return _merge_nearest(part, centres)[labels]
+    return _merge_nearest(part, centres)[labels], n
 
 
 MERGE_RADII = (0.3, 0.2, 0.1, 0.05, 0.02)
@@ -165,12 +165,11 @@ def extract_merged(weights: tuple[np.ndarray, ...], data: PtoDataset, alphabet: 
     points, steps = teacher_forced_points(weights, data)
     best = None
     for radius in radii:
-        labels = merged_labels(points, steps, radius)
-        if labels is not None and (best is None or labels.max() < best[1].max()):
-            best = radius, labels
+        found = merged_labels(points, steps, radius)
+        if found is not None and (best is None or found[0].max() < best[1].max()):
+            best = radius, *found
     if best is None:
         raise DfstError(f"no radius in {list(radii)} reads a conflict-free automaton off these PTOs")
-    radius, labels = best
+    radius, labels, clusters = best
     rules, _ = read_rules(labels, steps, alphabet)
-    return Extraction(transducer_from_rules(labels, rules, alphabet, blank), radius,
-                      int(cluster(points, radius).max()) + 1, len(rules))
+    return Extraction(transducer_from_rules(labels, rules, alphabet, blank), radius, clusters, len(rules))

@@ -32,9 +32,15 @@ def default_path(name: str, task: str, seed: int, root: Path = RESULTS_DIR) -> P
 
 def save_result(result: BaselineResult, path: Path, *, overwrite: bool = False) -> None:
     """Write the result JSON atomically; refuses to replace a file unless told to."""
+    save_record(result.to_json(), path, overwrite=overwrite)
+
+
+def save_record(record: dict, path: Path, *, overwrite: bool = False) -> None:
+    """Write any result-like dict (a baseline's own task too) as JSON, atomically, never over a file
+    unless told to."""
     path.parent.mkdir(parents=True, exist_ok=True)
     check_writable(path, overwrite=overwrite)
-    write_atomic(path, (json.dumps(result.to_json(), indent=1) + "\n").encode())
+    write_atomic(path, (json.dumps(record, indent=1) + "\n").encode())
 
 
 def load_results(root: Path) -> list[dict]:

@@ -52,18 +52,16 @@ def baseline_command(
 def _run_side_task(name: str, task_name: str, side, seed: int, config: list[str], out: Path | None,
                    force: bool, as_json: bool, no_progress: bool) -> None:
     """A baseline's own task (no dfst task, no protocol): its run's dict is stored as it is."""
-    import json
-
-    from dfst.baselines.results import default_path
-    from dfst.io import check_writable, write_atomic
+    from dfst.baselines.results import default_path, save_record
+    from dfst.io import check_writable
 
     run, defaults = side
     overrides = parse_config(config, defaults)
     path = out or default_path(name, task_name, seed)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    check_writable(path, overwrite=force)
+    if path.parent.is_dir():
+        check_writable(path, overwrite=force)  # before the work, not after it
     record = run(seed, overrides, progress=not no_progress)
-    write_atomic(path, (json.dumps(record, indent=1) + "\n").encode())
+    save_record(record, path, overwrite=force)
     if as_json:
         return print_json(record | {"path": str(path)})
     exact = ", ".join(f"{n}: {e}/{record['test_count']}" for n, e in record["exact"].items())
