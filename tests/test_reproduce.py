@@ -6,6 +6,7 @@ import pytest
 
 from cli_helpers import assert_one_line_error, run, run_json
 from dfst.baselines.results import load_results
+from dfst.cli.reproduce import seed_plan
 from dfst.recipes import PUBLISHED, RECIPES, TARGET_DIGITS, recipe
 from dfst.train import TrainConfig
 
@@ -42,10 +43,18 @@ def test_readme_block_is_rewritten_and_nothing_else(capsys, tmp_path):
     (("--tasks", "add3"), "unknown task(s) add3"),
     (("--tasks", ","), "(none given)"),
     (("--seeds", "0"), "--seeds >= 1"),
+    (("--tasks", "add2:0"), "TASK:N with N >= 1"),
+    (("--tasks", "add2:x"), "'add2:x'"),
+    (("--tasks", "add3:2"), "unknown task(s) add3"),
 ])
 def test_bad_options_are_one_line_errors(capsys, tmp_path, argv, fragment):
     code, _, err = run(capsys, "reproduce", *argv, "--runs", tmp_path / "r", "--results", tmp_path / "s")
     assert_one_line_error(code, err, fragment)
+
+
+def test_task_seed_counts_override_seeds():
+    plan = seed_plan("add2, mult10:2,mult2", seeds=3, first_seed=4)
+    assert plan == {"add2": [4, 5, 6], "mult10": [4, 5], "mult2": [4, 5, 6]}
 
 
 def test_recipes_cover_every_task_and_keep_the_issue_budgets():

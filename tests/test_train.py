@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import time
 
 import pytest
 import torch
@@ -170,6 +172,16 @@ def test_interrupted_run_resumes_bit_identically(tmp_path, cfg):
     # the log of the resumed run is the uninterrupted log: records after the checkpoint were redone once
     assert without_time(read_metrics(tmp_path / "cut" / "metrics.jsonl")) == \
         without_time(read_metrics(tmp_path / "whole" / "metrics.jsonl"))
+
+
+def test_cpu_seconds_add_up_over_a_resume(tmp_path, monkeypatch):
+    readings = itertools.count(0, 1000)  # the cut segment: every reading of the clock 1000 s later
+    monkeypatch.setattr(time, "process_time", lambda: next(readings))
+    with pytest.raises(Interrupt):
+        train(TINY, tmp_path / "cut", command="test", progress=interrupt_at(25))
+    monkeypatch.setattr(time, "process_time", lambda: 5.0)  # the resumed segment costs nothing
+    resumed = train(TINY, tmp_path / "cut", command="test")
+    assert resumed["resumed_from"] == 20 and resumed["cpu_seconds"] >= 1000
 
 
 def test_metrics_hold_losses_and_evaluations(tmp_path):

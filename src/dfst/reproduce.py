@@ -53,7 +53,8 @@ def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *, time_budg
     cfg = recipe(task, seed, **(overrides or {}))
     start = time.process_time()
     summary = train(cfg, runs / task / f"s{seed}", resume=True, command=f"dfst reproduce --tasks {task}")
-    cpu = time.process_time() - start
+    # the run's own count covers its resumed segments too; a run from before it existed: measure here
+    cpu = summary.get("cpu_seconds", time.process_time() - start)
     records = []
     for system, sub in SYSTEMS.items():
         directory = runs / task / f"s{seed}" / sub
@@ -74,12 +75,12 @@ def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *, time_budg
     return records
 
 
-def reproduce(tasks: list[str], seeds: list[int], runs: Path, results: Path, *, time_budget: float = 300.0,
+def reproduce(plan: dict[str, list[int]], runs: Path, results: Path, *, time_budget: float = 300.0,
               overrides: dict | None = None, on_seed: Callable[[str, int, list[dict]], None] | None = None
               ) -> list[dict]:
-    """Every (task, seed); returns the summary rows of `summary_rows`."""
+    """Every task of `plan` over its seeds; returns the summary rows of `summary_rows`."""
     records = []
-    for task in tasks:
+    for task, seeds in plan.items():
         for seed in seeds:
             got = reproduce_seed(task, seed, runs, results, time_budget=time_budget, overrides=overrides)
             records += got

@@ -350,6 +350,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
     without it, the old run's files are removed first. `progress(record)` is called after every
     iteration with the iteration's record (iteration, iters, loss, lr, seconds, eval if evaluated).
     """
+    cpu_start = time.process_time()
     task = get_task(cfg.task)
     data = SAMPLERS[cfg.sampler](task, cfg.samples, cfg.max_digits, cfg.seed) if data is None else data
     if data.task != task.name or data.k != len(task.alphabet):
@@ -375,12 +376,17 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
         start = done = state.get("iteration", 0)
         loss_value, last_eval, stopped_by = state.get("loss"), state.get("eval"), state.get("stopped_by")
         elapsed, clock = state.get("seconds", 0.0), time.perf_counter()
+        cpu_before = state.get("cpu_seconds", 0.0)  # process time of the segments before a resume
+
+        def cpu_seconds() -> float:
+            return round(cpu_before + time.process_time() - cpu_start, 3)
         truncate_metrics(out / METRICS_FILE, start)
         seqs = Sequences.of(data)
 
         def checkpoint(iteration: int, seconds: float) -> None:
             save_train_state(out / STATE_FILE, model, optimizer,
-                             {"iteration": iteration, "seconds": seconds, "loss": loss_value,
+                             {"iteration": iteration, "seconds": seconds, "cpu_seconds": cpu_seconds(),
+                              "loss": loss_value,
                               "eval": last_eval, "stopped_by": stopped_by})
 
         last = cfg.iters if stopped_by is None else start  # a run that stopped early stays stopped
@@ -437,7 +443,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
         chosen, restarts = select_restart(model, seqs, data, task, cfg)
     return _finish(out, model.member(chosen), cfg, run_info, done, loss_value, last_eval,
                    stopped_by or "iters", seconds, resumed_from=start or None,
-                   restarts={"chosen": chosen, "table": restarts}, data=data)
+                   restarts={"chosen": chosen, "table": restarts}, data=data, cpu_seconds=cpu_seconds)
 
 
 def restart_seed(seed: int, restart: int) -> int:
@@ -449,9 +455,10 @@ def restart_seed(seed: int, restart: int) -> int:
 
 def _finish(out: Path, model: DFST, cfg: TrainConfig, run_info: dict, done: int, loss: float | None,
             last_eval: dict | None, stopped_by: str, seconds: float, resumed_from: int | None,
-            restarts: dict, data: PtoDataset) -> dict:
+            restarts: dict, data: PtoDataset, cpu_seconds: Callable[[], float]) -> dict:
     """Save the kept model (and, with `extract`, its automaton), then summary.json (last: it marks
-    the run finished)."""
+    the run finished). `cpu_seconds()`: process time of the whole run so far, sampling and
+    extraction included, summed over resumed segments."""
     provenance = {"source": "train", "train_config": run_info["train"], "iterations": done,
                   "final_loss": loss, "stopped_by": stopped_by, "data": run_info["data"],
                   "command": run_info["command"], "restart": restarts["chosen"]}
@@ -459,7 +466,7 @@ def _finish(out: Path, model: DFST, cfg: TrainConfig, run_info: dict, done: int,
     extracted = _save_extraction(out, model, cfg, data) if cfg.extract else None
     summary = {"task": cfg.task, "out": str(out), "model": str(out / MODEL_DIR), **run_info["model"],
                "samples": run_info["data"]["summary"]["samples"], "iterations": done, "iters": cfg.iters,
-               "stopped_by": stopped_by, "final_loss": loss, "seconds": seconds,
+               "stopped_by": stopped_by, "final_loss": loss, "seconds": seconds, "cpu_seconds": cpu_seconds(),
                "resumed_from": resumed_from, "eval": last_eval, "metrics": str(out / METRICS_FILE),
                "extracted": extracted, "restarts": restarts}
     write_json(out / SUMMARY_FILE, summary)

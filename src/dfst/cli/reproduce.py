@@ -17,7 +17,8 @@ COLUMNS = ("task", "system", "seeds", "samples", "max train digits", "d", "param
 
 @app.command("reproduce")
 def reproduce_command(
-    tasks: str = typer.Option("add2", "--tasks", help="Comma-separated tasks (add2, add10, mult2, mult10)."),
+    tasks: str = typer.Option("add2", "--tasks", help="Comma-separated tasks (add2, add10, mult2, mult10); "
+                              "TASK:N runs N seeds of that task instead of --seeds."),
     seeds: int = typer.Option(10, "--seeds", help="Seeds 0 .. N-1 (from --first-seed)."),
     first_seed: int = typer.Option(0, "--first-seed"),
     runs: Path = typer.Option(Path("runs/reproduce"), "--runs", help="Where the training runs go."),
@@ -30,16 +31,9 @@ def reproduce_command(
 ) -> None:
     """Train every task over seeds (recipes in dfst.recipes), evaluate the trained DFST and the
     automaton read off it up to the task's target length, and print the table."""
-    from dfst.recipes import RECIPES
     from dfst.reproduce import reproduce
 
-    names = [t.strip() for t in tasks.split(",") if t.strip()]
-    unknown = [t for t in names if t not in RECIPES]
-    if not names or unknown:
-        given = ", ".join(unknown) or "(none given)"
-        raise DfstError(f"unknown task(s) {given} (known: {', '.join(RECIPES)})")
-    if seeds < 1 or first_seed < 0:
-        raise DfstError(f"need --seeds >= 1 and --first-seed >= 0, got {seeds} and {first_seed}")
+    plan = seed_plan(tasks, seeds, first_seed)
     overrides = {k: v for k, v in (("iters", iters), ("restarts", restarts)) if v is not None}
 
     def report(task: str, seed: int, records: list[dict]) -> None:
@@ -48,7 +42,7 @@ def reproduce_command(
                 f"{r['system']} robust to {r['robust_lg']:,}" for r in records)
                 + f" ({records[0]['train_seconds']} CPU s)")
 
-    rows = reproduce(names, list(range(first_seed, first_seed + seeds)), runs, results,
+    rows = reproduce(plan, runs, results,
                      time_budget=time_budget, overrides=overrides, on_seed=report)
     if readme is not None:
         from dfst.io import rewrite_between
@@ -57,6 +51,27 @@ def reproduce_command(
     if as_json:
         return print_json(rows)
     show_rows([display(r) for r in rows], COLUMNS, "dfst reproduce", markdown=False, as_json=False)
+
+
+def seed_plan(tasks: str, seeds: int, first_seed: int) -> dict[str, list[int]]:
+    """`--tasks add2,mult10:1` with --seeds 10 -> {"add2": seeds 0-9, "mult10": seed 0} (from first_seed)."""
+    from dfst.recipes import RECIPES
+
+    if seeds < 1 or first_seed < 0:
+        raise DfstError(f"need --seeds >= 1 and --first-seed >= 0, got {seeds} and {first_seed}")
+    plan, unknown = {}, []
+    for item in filter(None, (t.strip() for t in tasks.split(","))):
+        name, _, count = item.partition(":")
+        if name not in RECIPES:
+            unknown.append(name)
+        elif count and (not count.isdigit() or int(count) < 1):
+            raise DfstError(f"bad seed count in --tasks {item!r}: want TASK:N with N >= 1")
+        else:
+            plan[name] = list(range(first_seed, first_seed + (int(count) if count else seeds)))
+    if not plan or unknown:
+        given = ", ".join(unknown) or "(none given)"
+        raise DfstError(f"unknown task(s) {given} (known: {', '.join(RECIPES)})")
+    return plan
 
 
 def display(row: dict) -> dict:
