@@ -8,7 +8,7 @@ import pytest
 from cli_helpers import assert_one_line_error, run, run_json
 from dfst.compile import compile_agent
 from dfst.errors import DfstError
-from dfst.extract import extract_automaton
+from dfst.extract import extract_automaton, teacher_forced_points
 from dfst.rollout import run_table
 from dfst.tasks import TASKS
 from dfst.tasks.base import BLANK
@@ -29,6 +29,18 @@ def test_round_trip_agent_compile_extract(name, samples):
             want = run_table(task.agent, layout, task.max_steps(inst))
             assert (got.outcome, got.steps) == (want.outcome, want.steps)
             assert np.array_equal(got.cells, want.cells)
+
+
+def test_states_of_a_growing_model_stay_finite_on_long_ptos():
+    """A model whose |h| grows 1024x a step leaves float64's range (2^1024) after 103 steps; its
+    scaled states are still exactly those of the model that does not grow."""
+    task = TASKS["mult2"]
+    data = cover_dataset(task, 3, 6, 0)
+    assert max(len(data.trace(i)) for i in range(data.samples)) > 110
+    A, B, C, h0 = compile_agent(task.agent).numpy_weights()
+    plain, steps = teacher_forced_points((A, B, C, h0), data)
+    grown, grown_steps = teacher_forced_points((A * 1024, B, C, h0), data)
+    assert np.isfinite(grown).all() and np.array_equal(grown, plain) and grown_steps == steps
 
 
 def test_a_model_with_one_state_has_no_conflict_free_automaton():
