@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
+import dfst.merge
 from dfst.compile import compile_agent
+from dfst.errors import DfstError
+from dfst.extract import cluster, teacher_forced_points
 from dfst.merge import extract_merged, folded_partition, merge_clusters
 from dfst.rollout import rollout
 from dfst.tasks import get_task
@@ -45,6 +49,18 @@ def test_a_perturbed_compiled_expert_gives_back_an_automaton_as_exact_as_the_exp
     instances = task.hard_instances(40) + task.random_instances(40, 10, seed=5)
     results = rollout(task, instances, agent=found.agent)
     assert all(r.exact for r in results)
+
+
+def test_radii_with_more_clusters_than_the_cap_are_skipped(monkeypatch):
+    task = get_task("add2")
+    data = cover_dataset(task, 20, 3, seed=0)
+    weights = compile_agent(task.agent, task="add2").numpy_weights()
+    points, _ = teacher_forced_points(weights, data)
+    assert np.array_equal(cluster(points, 0.3, limit=task.agent.d), cluster(points, 0.3))
+    assert cluster(points, 0.3, limit=task.agent.d - 1) is None
+    monkeypatch.setattr(dfst.merge, "MAX_MERGE_CLUSTERS", task.agent.d - 1)
+    with pytest.raises(DfstError, match="no radius"):
+        extract_merged(weights, data, task.alphabet, BLANK)
 
 
 def _steps(*edges):

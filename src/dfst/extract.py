@@ -58,8 +58,8 @@ def _scaled(h: np.ndarray) -> np.ndarray:
     return h / top if top > 0 else h
 
 
-def cluster(points: np.ndarray, radius: float) -> np.ndarray:
-    """Greedy leader clustering in the max norm; returns a label per point.
+def cluster(points: np.ndarray, radius: float, limit: int | None = None) -> np.ndarray | None:
+    """Greedy leader clustering in the max norm; returns a label per point (None past `limit` centres).
 
     A point joins the first centre within `radius`, else becomes a centre. Identical points are
     labelled once (teacher-forced states repeat a lot), and each test is one vectorised comparison.
@@ -73,6 +73,8 @@ def cluster(points: np.ndarray, radius: float) -> np.ndarray:
         near = np.flatnonzero(np.abs(centres[:count] - unique[u]).max(axis=1) < radius)
         if near.size:
             label_of[u] = near[0]
+        elif limit is not None and count == limit:
+            return None
         else:
             centres[count] = unique[u]
             label_of[u] = count

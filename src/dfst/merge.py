@@ -88,7 +88,9 @@ def _merge_nearest(part: _Partition, centres: np.ndarray) -> np.ndarray:
     leaves the partition as it was.
     """
     n = len(centres)
-    gaps = np.abs(centres[:, None, :] - centres[None, :, :]).max(-1)
+    gaps = np.zeros((n, n))  # max-norm distances, one coordinate at a time: n² memory, not n²·d
+    for column in centres.T:
+        np.maximum(gaps, np.abs(column[:, None] - column[None, :]), out=gaps)
     order = sorted((gaps[i, j], i, j) for i in range(n) for j in range(i + 1, n))
     for _, i, j in order:
         a, b = part.find(i), part.find(j)
@@ -141,10 +143,18 @@ def transitions(labels: np.ndarray, steps) -> tuple[Edges, int]:
     return edges, len(conflicts)
 
 
+# Nearest-first merging tries every pair of clusters: past this many a radius is skipped (mult10's
+# finest radius gave 11,286 clusters; a coarser radius reads the automaton).
+MAX_MERGE_CLUSTERS = 2000
+
+
 def merged_labels(points: np.ndarray, steps, radius: float) -> tuple[np.ndarray, int] | None:
     """Cluster at `radius`, fold, then merge nearest-first: a block label per point and the number of
-    clusters before merging; None if the clusters show two actions for one (cluster, symbol) pair."""
-    labels = cluster(points, radius)
+    clusters before merging; None if the clusters show two actions for one (cluster, symbol) pair,
+    or if there are more than MAX_MERGE_CLUSTERS."""
+    labels = cluster(points, radius, limit=MAX_MERGE_CLUSTERS)
+    if labels is None:
+        return None
     n = int(labels.max()) + 1
     part = folded_partition(n, labels, steps)
     if part is None:
