@@ -323,3 +323,12 @@ def test_extract_option_evaluates_the_read_off_automaton(tmp_path):
         assert evaluation["extracted"]["levels"][0]["digits"] == 2
     assert best_robust(evaluation) >= evaluation["robust_max_digits"]
     assert best_robust({"robust_max_digits": 3, "extracted": {"robust_max_digits": 50}}) == 50
+
+
+def test_the_final_evaluations_selection_is_kept_not_redone(tmp_path, monkeypatch):
+    calls = []
+    select = dfst.train.select_restart
+    monkeypatch.setattr(dfst.train, "select_restart", lambda *a: calls.append(1) or select(*a))
+    summary = train(TINY, tmp_path / "run", command="test")
+    assert len(calls) == TINY.iters // TINY.eval_every  # evaluations at 10, 20 and 30; none after the loop
+    assert summary["restarts"]["chosen"] == summary["eval"]["restart"]

@@ -380,6 +380,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
 
         def cpu_seconds() -> float:
             return round(cpu_before + time.process_time() - cpu_start, 3)
+
         truncate_metrics(out / METRICS_FILE, start)
         seqs = Sequences.of(data)
 
@@ -390,6 +391,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
                               "eval": last_eval, "stopped_by": stopped_by})
 
         last = cfg.iters if stopped_by is None else start  # a run that stopped early stays stopped
+        selected = None  # (iteration, restart kept, table): the final evaluation's, reused at the end
         for it in range(start + 1, last + 1):
             # batch: a function of (seed, iteration), so a resumed run sees the same batches
             rows = (bucket_rows(cfg.seed, it, cfg.batch, seqs.lengths) if cfg.bucket
@@ -426,7 +428,8 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
                 record["losses"] = losses.tolist()
             if (cfg.eval_every and it % cfg.eval_every == 0) or it == cfg.iters:
                 with torch.no_grad():
-                    chosen, _ = select_restart(model, seqs, data, task, cfg)
+                    chosen, table = select_restart(model, seqs, data, task, cfg)
+                    selected = (it, chosen, table)
                     last_eval = record["eval"] = evaluate_model(model.member(chosen), task, cfg, data)
                     last_eval["restart"] = chosen
                 if cfg.target_digits and best_robust(last_eval) >= cfg.target_digits:
@@ -440,7 +443,9 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
             if stopped_by:
                 break
         seconds = round(elapsed + time.perf_counter() - clock, 3)
-        chosen, restarts = select_restart(model, seqs, data, task, cfg)
+        if selected is None or selected[0] != done:  # selecting reads an automaton off every restart
+            selected = (done, *select_restart(model, seqs, data, task, cfg))
+        _, chosen, restarts = selected
     return _finish(out, model.member(chosen), cfg, run_info, done, loss_value, last_eval,
                    stopped_by or "iters", seconds, resumed_from=start or None,
                    restarts={"chosen": chosen, "table": restarts}, data=data, cpu_seconds=cpu_seconds)
