@@ -387,8 +387,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
         def checkpoint(iteration: int, seconds: float) -> None:
             save_train_state(out / STATE_FILE, model, optimizer,
                              {"iteration": iteration, "seconds": seconds, "cpu_seconds": cpu_seconds(),
-                              "loss": loss_value,
-                              "eval": last_eval, "stopped_by": stopped_by})
+                              "loss": loss_value, "eval": last_eval, "stopped_by": stopped_by})
 
         last = cfg.iters if stopped_by is None else start  # a run that stopped early stays stopped
         selected = None  # (iteration, restart kept, table): the final evaluation's, reused at the end

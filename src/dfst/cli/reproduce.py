@@ -42,8 +42,7 @@ def reproduce_command(
                 f"{r['system']} robust to {r['robust_lg']:,}" for r in records)
                 + f" ({records[0]['train_seconds']} CPU s)")
 
-    rows = reproduce(plan, runs, results,
-                     time_budget=time_budget, overrides=overrides, on_seed=report)
+    rows = reproduce(plan, runs, results, time_budget=time_budget, overrides=overrides, on_seed=report)
     if readme is not None:
         from dfst.io import rewrite_between
 
