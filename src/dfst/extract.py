@@ -51,7 +51,7 @@ def _power_of_two_scaled(h: np.ndarray) -> np.ndarray:
     bits as without it, but h no longer overflows on long PTOs (a trained mult10 model's did, within
     its 522-step PTOs)."""
     _, exponent = np.frexp(np.abs(h).max())
-    return np.ldexp(h, -exponent) if np.isfinite(h).all() else h
+    return np.ldexp(h, -exponent)  # inf or nan: frexp gives exponent 0, h stays as it is
 
 
 def _scaled(h: np.ndarray) -> np.ndarray:
