@@ -62,6 +62,9 @@ CAPS: dict[str, tuple[str, int, str]] = {
 
 # Not sizes: limits of structure, fixed because no file dfst writes comes near them.
 MAX_JSON_DEPTH = 64  # nesting of arrays and objects; dfst's own files nest 6 deep at most
+# Arrays and objects in one JSON text: each costs 56+ bytes of memory for 2 bytes of text, so 64 MiB
+# of "{}," would take 1.4 GiB. A 200,000-rule agent holds 200,000.
+MAX_JSON_CONTAINERS = 1 << 21
 MAX_ZIP_MEMBERS = 64  # a PTO dataset has 5
 # Inflated / stored bytes of one zip member, checked on members over ZIP_RATIO_FLOOR inflated (small
 # ones cannot hurt). dfst's own datasets compress 2x to 40x; a zip bomb needs hundreds to ~1000x.

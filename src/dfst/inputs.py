@@ -1,0 +1,389 @@
+"""Every read of a user's file goes through here: bounded, non-blocking, one-line errors.
+
+A path on the command line can name anything: a FIFO (reading blocks forever), /dev/zero (never
+ends), a 2 GB file, JSON nested 100,000 deep (RecursionError), a zip bomb, a safetensors header
+that points past the end of the file. The readers below refuse each of these with a DfstError
+naming the file, before any real work or allocation:
+
+- files: regular files only, checked with stat before opening (opening a device can have effects)
+  and with fstat after (the path may have changed in between); opened O_NONBLOCK so a FIFO slipped
+  in between cannot block; a size cap (dfst.limits.CAPS) checked before reading and while reading.
+- JSON: UTF-8 only, a depth cap, a cap on the number of arrays and objects (each costs memory far
+  beyond its two bytes of text), no NaN or Infinity unless the caller's format holds them.
+- zip: member count, stored and deflated members only, no encryption, declared and actual inflated
+  size under one budget, an inflation ratio cap, CRC checked.
+- safetensors: header length, dtypes, shapes and offsets checked before the library sees a byte.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import stat
+import zipfile
+import zlib
+from pathlib import Path
+
+from dfst.errors import DfstError
+from dfst.limits import (
+    CAPS,
+    MAX_JSON_CONTAINERS,
+    MAX_JSON_DEPTH,
+    MAX_SAFETENSORS_HEADER,
+    MAX_ZIP_MEMBERS,
+    MAX_ZIP_RATIO,
+    ZIP_RATIO_FLOOR,
+    cap,
+    human_bytes,
+)
+
+_CHUNK = 1 << 20
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # the only way a JSON text can hold a lone surrogate
+_FILE_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+               (stat.S_ISSOCK, "a socket"))
+
+
+class InputMissing(DfstError):
+    """The path does not exist at all; callers with their own wording for that catch this."""
+
+
+class InvalidJson(DfstError):
+    """The bytes are not JSON dfst accepts (syntax, encoding, depth, size, NaN)."""
+
+
+# ---- files -------------------------------------------------------------------------------------
+
+def read_bytes(path: str | Path, what: str, cap_name: str) -> bytes:
+    """All bytes of the regular file `path`, at most cap(cap_name); `what` names it in errors."""
+    size = _check_regular(path, what)
+    limit = cap(cap_name)
+    if size > limit:
+        raise DfstError(_over_cap(path, what, size, cap_name))
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise DfstError(f"cannot read {what} {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        kind = _file_kind(os.fstat(fd).st_mode)  # it may have been swapped for a FIFO since the stat
+        if kind:
+            raise DfstError(f"{what} {path} is {kind}, not a regular file")
+        data = _read_at_most(f, limit + 1, path, what)
+    if len(data) > limit:
+        raise DfstError(_over_cap(path, what, len(data), cap_name) + " (it grew while being read)")
+    return data
+
+
+def read_text(path: str | Path, what: str, cap_name: str) -> str:
+    """The file as UTF-8 text, checked as read_bytes."""
+    try:
+        return read_bytes(path, what, cap_name).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DfstError(f"{what} {path} is not UTF-8 text (byte {exc.start})") from None
+
+
+def _check_regular(path: str | Path, what: str) -> int:
+    """st_size of `path` if it is a regular file (links followed); a DfstError otherwise."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        if os.path.lexists(path):
+            raise DfstError(f"{what} {path} is a symbolic link to {os.readlink(path)}, which does "
+                            "not exist") from None
+        raise InputMissing(f"{what} {path} does not exist") from None
+    except OSError as exc:
+        raise DfstError(f"cannot read {what} {path}: {exc.strerror}") from None
+    kind = _file_kind(st.st_mode)
+    if kind:
+        link = f" (a link to {os.readlink(path)})" if os.path.islink(path) else ""
+        raise DfstError(f"{what} {path}{link} is {kind}, not a regular file")
+    return st.st_size
+
+
+def _file_kind(mode: int) -> str | None:
+    """None for a regular file, else what it is, for the message."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _FILE_TYPES if test(mode)), "not a regular file")
+
+
+def _read_at_most(f: io.RawIOBase, n: int, path: str | Path, what: str) -> bytes:
+    chunks, total = [], 0
+    try:
+        while total < n:
+            chunk = f.read(min(_CHUNK, n - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as exc:
+        raise DfstError(f"cannot read {what} {path}: {exc.strerror}") from None
+    return b"".join(chunks)
+
+
+def _over_cap(path: str | Path, what: str, size: int, cap_name: str) -> str:
+    variable = CAPS[cap_name][0]
+    return (f"{what} {path} is {human_bytes(size)}, over the cap of {human_bytes(cap(cap_name))} "
+            f"(set {variable} to raise it)")
+
+
+# ---- JSON --------------------------------------------------------------------------------------
+
+def read_json(path: str | Path, what: str, cap_name: str = "json_bytes", *,
+              allow_nan: bool = False) -> object:
+    """The parsed JSON file at `path`, checked as read_bytes and parse_json."""
+    return parse_json(read_bytes(path, what, cap_name), f"{what} {path}", allow_nan=allow_nan)
+
+
+def read_json_if_exists(path: str | Path, what: str, cap_name: str = "json_bytes", *,
+                        allow_nan: bool = False) -> object | None:
+    """read_json, or None when nothing at all exists at `path` (a broken link is an error)."""
+    try:
+        return read_json(path, what, cap_name, allow_nan=allow_nan)
+    except InputMissing:
+        return None
+
+
+def parse_json(raw: bytes | str, what: str, *, allow_nan: bool = False) -> object:
+    """Parse UTF-8 JSON text; `what` (the file, with its path) starts every error message.
+
+    NaN and Infinity are refused unless `allow_nan` (a run's metrics log holds NaN losses).
+    """
+    text = _decode(raw, what)
+    brackets = text.count("[") + text.count("{")  # an upper bound: brackets inside strings count too
+    if brackets > MAX_JSON_CONTAINERS:
+        raise InvalidJson(f"{what} holds more than {MAX_JSON_CONTAINERS:,} arrays and objects")
+    try:
+        data = json.loads(text, parse_constant=None if allow_nan else _refuse_constant)
+    except RecursionError:  # the C parser recurses once per level
+        raise InvalidJson(f"{what} nests deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as exc:  # JSONDecodeError, our NaN refusal, ints over 4,300 digits
+        raise InvalidJson(f"{what} is not valid JSON: {' '.join(str(exc).split())}") from None
+    if isinstance(data, (dict, list, str)):
+        _check_tree(data, what, surrogates=_SURROGATE.search(text) is not None)
+    return data
+
+
+def _decode(raw: bytes | str, what: str) -> str:
+    if isinstance(raw, str):
+        return raw
+    try:
+        return bytes(raw).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidJson(f"{what} is not valid JSON: not UTF-8 (byte {exc.start})") from None
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not allowed here")
+
+
+def _check_tree(data: object, what: str, surrogates: bool) -> None:
+    """Depth at most MAX_JSON_DEPTH, without recursion; with `surrogates`, every string encodable."""
+    stack = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, str):
+            _check_string(node, what)
+            continue
+        if depth > MAX_JSON_DEPTH:
+            raise InvalidJson(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
+        if isinstance(node, dict):
+            stack += [(key, depth) for key in node] if surrogates else ()
+            node = node.values()
+        for child in node:
+            if isinstance(child, (dict, list)) or (surrogates and isinstance(child, str)):
+                stack.append((child, depth + 1))
+
+
+def _check_string(s: str, what: str) -> None:
+    """A lone surrogate (from a "\\ud800" escape) parses, then breaks every print and write."""
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidJson(f"{what} is not valid JSON: a string holds a lone surrogate escape") from None
+
+
+# ---- zip ---------------------------------------------------------------------------------------
+
+_ZIP_METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED}  # bzip2 and lzma inflate without a bound
+_MAX_CENTRAL_DIRECTORY = MAX_ZIP_MEMBERS * 4096  # names, extras and comments of every member
+
+
+def read_zip_members(path: str | Path, names: tuple[str, ...], what: str) -> dict[str, bytes]:
+    """The members of zip `path` named in `names` that it holds, inflated and checked.
+
+    The file is checked as read_bytes (cap dataset_bytes); all members read share one inflated
+    budget, cap dataset_inflated, counted on the bytes actually inflated, not the declared sizes.
+    A missing member is left out of the result: the caller knows what it needs.
+    """
+    raw = read_bytes(path, what, "dataset_bytes")
+    budget = cap("dataset_inflated")
+    members = {}
+    try:
+        _check_central_directory(raw, path, what)
+        with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+            if len(zf.infolist()) > MAX_ZIP_MEMBERS:
+                raise DfstError(f"{what} {path} has {len(zf.infolist()):,} members, more than "
+                                f"{MAX_ZIP_MEMBERS}")
+            for name in (n for n in names if n in zf.NameToInfo):
+                members[name] = _read_member(zf, zf.getinfo(name), budget, path, what)
+                budget -= len(members[name])
+    except zipfile.BadZipFile as exc:
+        if "not a zip file" in str(exc):
+            raise DfstError(f"{path} is not a {what} (not a zip file, or truncated)") from None
+        raise DfstError(f"{what} {path} is corrupted: {exc}") from None
+    except (zlib.error, EOFError, ValueError, NotImplementedError, RuntimeError, OverflowError) as exc:
+        raise DfstError(f"{what} {path} is corrupted: {' '.join(str(exc).split())}") from None
+    return members
+
+
+def _check_central_directory(raw: bytes, path: str | Path, what: str) -> None:
+    """Bound the central directory before ZipFile builds an object per entry in it.
+
+    A 256 MiB file can list millions of tiny entries (gigabytes of ZipInfo); the end record says
+    how large the directory is. _EndRecData is zipfile's own reader of it, zip64 included.
+    """
+    end = zipfile._EndRecData(io.BytesIO(raw))
+    if end is None:
+        raise zipfile.BadZipFile("File is not a zip file")
+    size, entries = end[zipfile._ECD_SIZE], end[zipfile._ECD_ENTRIES_TOTAL]
+    if entries > MAX_ZIP_MEMBERS or size > _MAX_CENTRAL_DIRECTORY:
+        raise DfstError(f"{what} {path} lists {entries:,} members in a {human_bytes(size)} directory, "
+                        f"more than {MAX_ZIP_MEMBERS} members")
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int, path: str | Path,
+                 what: str) -> bytes:
+    """One member, refused before reading if its header says it is too big, and while reading if
+    it inflates past the budget whatever the header says; zipfile checks the CRC at the end."""
+    where = f"{what} {path}: member {info.filename}"
+    if info.flag_bits & 0x1:
+        raise DfstError(f"{where} is encrypted (dfst reads only unencrypted zips)")
+    if info.compress_type not in _ZIP_METHODS:
+        raise DfstError(f"{where} uses compression method {info.compress_type} (dfst reads stored or "
+                        "deflated members)")
+    _check_declared(info, budget, where)
+    chunks, total = [], 0
+    with zf.open(info) as f:
+        while chunk := f.read(_CHUNK):
+            total += len(chunk)
+            if total > budget:
+                raise DfstError(_inflated_message(where, total))
+            chunks.append(chunk)
+    if total != info.file_size:  # zipfile stops at the declared size, but not short of it
+        raise DfstError(f"{where} is corrupted: it inflates to {total:,} bytes, its header says "
+                        f"{info.file_size:,}")
+    return b"".join(chunks)
+
+
+def _check_declared(info: zipfile.ZipInfo, budget: int, where: str) -> None:
+    if info.file_size > budget:
+        raise DfstError(_inflated_message(where, info.file_size))
+    if info.file_size > ZIP_RATIO_FLOOR and info.file_size > MAX_ZIP_RATIO * max(info.compress_size, 1):
+        raise DfstError(f"{where} inflates {info.compress_size:,} bytes to {human_bytes(info.file_size)} "
+                        f"(more than {MAX_ZIP_RATIO}x: a zip bomb?)")
+
+
+def _inflated_message(where: str, size: int) -> str:
+    variable = CAPS["dataset_inflated"][0]
+    return (f"{where} inflates to {human_bytes(size)} or more, over the cap of "
+            f"{human_bytes(cap('dataset_inflated'))} for all members (set {variable} to raise it)")
+
+
+# ---- safetensors -------------------------------------------------------------------------------
+
+# Bytes per element of each dtype the safetensors format names (sub-byte float formats left out).
+SAFETENSORS_DTYPES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "I16": 2, "U16": 2,
+                      "F16": 2, "BF16": 2, "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8}
+_MAX_DIM = 1 << 62  # torch sizes are int64
+
+
+def check_safetensors_header(raw: bytes, what: str) -> dict:
+    """The parsed header of a safetensors file, every entry checked against the bytes after it.
+
+    Layout: an 8-byte little-endian header length N, N bytes of JSON, then the data section.
+    `what` names the file (with its path) in the message.
+    """
+    if len(raw) < 8:
+        raise _bad_safetensors(what, f"{len(raw)} bytes, shorter than the 8-byte header length")
+    length = int.from_bytes(raw[:8], "little")
+    if length > MAX_SAFETENSORS_HEADER or 8 + length > len(raw):
+        raise _bad_safetensors(what, f"header length {length:,} in a {len(raw):,}-byte file "
+                                     f"(at most {MAX_SAFETENSORS_HEADER:,})")
+    try:
+        header = parse_json(raw[8:8 + length], "header")
+    except InvalidJson as exc:
+        raise _bad_safetensors(what, str(exc)) from None
+    if not isinstance(header, dict):
+        raise _bad_safetensors(what, "the header is not a JSON object")
+    data_size = len(raw) - 8 - length
+    for name, entry in header.items():
+        problem = _metadata_problem(entry) if name == "__metadata__" else _entry_problem(entry, data_size)
+        if problem:
+            raise _bad_safetensors(what, f"{name!r} {problem}")
+    return header
+
+
+def _metadata_problem(entry: object) -> str | None:
+    if not isinstance(entry, dict) or not all(isinstance(v, str) for v in entry.values()):
+        return "is not an object of strings"
+    return None
+
+
+def _entry_problem(entry: object, data_size: int) -> str | None:
+    """What is wrong with one tensor entry of the header, or None."""
+    if not isinstance(entry, dict) or entry.get("dtype") not in SAFETENSORS_DTYPES:
+        return "has no known dtype"
+    shape, offsets = entry.get("shape"), entry.get("data_offsets")
+    if not isinstance(shape, list) or not all(_is_count(n, _MAX_DIM) for n in shape):
+        return f"has shape {shape!r}, not a list of sizes"
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_count(n, data_size) for n in offsets)
+            and offsets[0] <= offsets[1]):
+        return f"has data_offsets {offsets!r}, not [begin, end] within the {data_size:,}-byte data"
+    elements = _elements(shape, data_size)
+    if elements is None:
+        return f"has shape {shape!r}, more elements than the file holds bytes"
+    if elements * SAFETENSORS_DTYPES[entry["dtype"]] != offsets[1] - offsets[0]:
+        return f"has shape {shape!r} of {entry['dtype']}, which does not fill data_offsets {offsets!r}"
+    return None
+
+
+def _elements(shape: list[int], bound: int) -> int | None:
+    """The product of `shape`, or None once it passes `bound` (a product of huge sizes never
+    gets computed in full)."""
+    if 0 in shape:
+        return 0
+    elements = 1
+    for n in shape:
+        elements *= n
+        if elements > bound:
+            return None
+    return elements
+
+
+def _is_count(n: object, bound: int) -> bool:
+    return isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= bound
+
+
+def _bad_safetensors(what: str, detail: str) -> DfstError:
+    return DfstError(f"{what} is damaged or not safetensors: {detail}")
+
+
+# What a damaged file can still raise inside the library (its parser, then torch.frombuffer).
+_SAFETENSORS_ERRORS = (AssertionError, AttributeError, KeyError, RuntimeError, TypeError, ValueError,
+                       OverflowError)
+
+
+def load_safetensors_bytes(raw: bytes, what: str) -> dict:
+    """{name: torch.Tensor} of a safetensors file, its header checked first."""
+    # Imported here: the JSON readers must not pull in torch (the CLI starts faster without it).
+    from safetensors import SafetensorError
+    from safetensors.torch import load
+
+    check_safetensors_header(raw, what)
+    try:
+        return load(raw)
+    except (SafetensorError, *_SAFETENSORS_ERRORS) as exc:
+        raise _bad_safetensors(what, " ".join(str(exc).split())) from None
