@@ -7,21 +7,32 @@ instance's PTO to the data (it may be longer than the training length: it is wha
 else (INCONCLUSIVE, a disagreement no small instance reaches, or a counterexample the training data
 already holds, which more data cannot fix) ends it too. OUT/rounds.json lists
 every round.
+
+OUT is locked for the whole loop (`dfst.run_guard`), each round's run by `train` as well. `--force`
+removes rounds.json and the round<r> runs and nothing else: a user's file in OUT is refused before
+any work, and nothing is removed.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 from dfst.checkpoint import load_checkpoint
 from dfst.data import PtoDataset
-from dfst.io import write_atomic
+from dfst.errors import DfstError
+from dfst.io import read_json_file, write_atomic
 from dfst.rollout import DfstWeights
+from dfst.run_guard import LOCK_FILE, is_temp_of, path_kind, run_lock
 from dfst.tasks import Instance, Task, get_task
 from dfst.train import TrainConfig, train
 from dfst.train_data import SAMPLERS, record_instances
+from dfst.train_state import check_run_dir, clear_run, foreign_paths
+
+ROUNDS_FILE = "rounds.json"
+ROUND_DIR = re.compile(r"round\d+")
 
 
 def with_instance(task: Task, data: PtoDataset, a: str, b: str) -> PtoDataset:
@@ -43,10 +54,23 @@ def certify_run(run: Path, summary: dict, task: Task) -> tuple[str, dict]:
 
 def train_until_certified(cfg: TrainConfig, out: str | Path, *, max_rounds: int = 5,
                           data: PtoDataset | None = None, progress: Callable[[dict], None] | None = None,
-                          command: str | None = None) -> dict:
-    """Rounds of train + certify; returns {"certified", "samples", "rounds", "model"}."""
+                          command: str | None = None, force: bool = False) -> dict:
+    """Rounds of train + certify; returns {"certified", "samples", "rounds", "model"}. With `force`,
+    the rounds of an earlier loop in `out` are removed first (`own_rounds`: nothing else is)."""
     task, out = get_task(cfg.task), Path(out)
     data = data or SAMPLERS[cfg.sampler](task, cfg.samples, cfg.max_digits, cfg.seed)
+    with run_lock(out, command or "dfst train --until-certified"):
+        if force:
+            remove_rounds(out, command or "dfst train --until-certified --force")
+        rounds = _rounds(cfg, out, task, data, max_rounds, progress, command)
+        report = {"certified": rounds[-1]["verdict"] == "CERTIFIED", "samples": rounds[-1]["samples"],
+                  "model": rounds[-1]["model"], "rounds": rounds}
+        write_atomic(out / ROUNDS_FILE, (json.dumps(report, indent=1) + "\n").encode())
+    return report
+
+
+def _rounds(cfg: TrainConfig, out: Path, task: Task, data: PtoDataset, max_rounds: int,
+            progress: Callable[[dict], None] | None, command: str | None) -> list[dict]:
     rounds: list[dict] = []
     for r in range(max_rounds):
         run = out / f"round{r}"
@@ -62,8 +86,52 @@ def train_until_certified(cfg: TrainConfig, out: str | Path, *, max_rounds: int 
             rounds[-1]["note"] = "the counterexample is already a training instance: the model did not fit it"
             break
         data = with_instance(task, data, instance["a"], instance["b"])
-    report = {"certified": rounds[-1]["verdict"] == "CERTIFIED", "samples": rounds[-1]["samples"],
-              "model": rounds[-1]["model"], "rounds": rounds}
-    out.mkdir(parents=True, exist_ok=True)
-    write_atomic(out / "rounds.json", (json.dumps(report, indent=1) + "\n").encode())
-    return report
+    return rounds
+
+
+def own_rounds(out: Path) -> list[Path]:
+    """What --force removes from `out`: rounds.json and the round<r> training runs. Anything else
+    there (a user's file, a round holding more than a run) is a DfstError naming it: refused whole."""
+    kind = path_kind(out)
+    if kind == "missing":
+        return []
+    if kind != "directory":
+        what = "a symbolic link" if kind == "symbolic link" else "not a directory"
+        raise DfstError(f"output path {out} is {what}; dfst never removes or writes through it")
+    own = []
+    for entry in sorted(out.iterdir()):
+        if entry.name == LOCK_FILE or is_temp_of(entry.name, [ROUNDS_FILE]):
+            continue
+        if not (_is_rounds_file(entry) or _is_round_run(entry)):
+            raise DfstError(f"{entry} was not written by dfst train --until-certified; --force removes only "
+                            "dfst's own rounds, so nothing was removed (move it away or use another --out)")
+        own.append(entry)
+    return own
+
+
+def _is_rounds_file(path: Path) -> bool:
+    if path.name != ROUNDS_FILE or path_kind(path) != "file":
+        return False
+    try:
+        report = read_json_file(path, f"cannot read {path}")
+    except DfstError:
+        return False
+    return isinstance(report, dict) and isinstance(report.get("rounds"), list) and "certified" in report
+
+
+def _is_round_run(path: Path) -> bool:
+    if not ROUND_DIR.fullmatch(path.name) or path_kind(path) != "directory" or foreign_paths(path):
+        return False
+    check_run_dir(path)  # a link or a foreign file inside the run is refused, naming it
+    return True
+
+
+def remove_rounds(out: Path, command: str) -> None:
+    """Remove `own_rounds(out)`, each round under its own lock (no other dfst is writing it)."""
+    for path in own_rounds(out):
+        if path.name == ROUNDS_FILE:
+            path.unlink()
+            continue
+        with run_lock(path, command):
+            clear_run(path)
+        path.rmdir()

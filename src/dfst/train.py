@@ -41,6 +41,7 @@ from dfst.evaluate import EvalConfig, run_protocol
 from dfst.model import DFST, DFSTConfig
 from dfst.population import Population, looped_states, population_readout, scanned_states
 from dfst.rollout import DfstWeights
+from dfst.run_guard import record_paths, run_lock
 from dfst.scan import prefix_products_hillis_steele, prefix_products_torch
 from dfst.tasks import Task, get_task
 from dfst.train_data import SAMPLERS, Sequences, batch_rows, bucket_rows, dataset_sha256, step_noise
@@ -56,9 +57,9 @@ from dfst.train_state import (
     load_train_state,
     prepare_run,
     read_json,
-    save_train_state,
+    save_run_state,
     truncate_metrics,
-    write_json,
+    write_run_json,
 )
 
 
@@ -361,13 +362,23 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
                 "data": {"sha256": dataset_sha256(data), "summary": summarize(data)},
                 "model": {"k": k, "d": d, "params": DFSTConfig(k, d).params},
                 "dfst_version": __version__, "torch_version": torch.__version__}
-    out = prepare_run(out_dir, run_info, resume=resume)
-    if resume and (finished := read_json(out / SUMMARY_FILE)) is not None:
-        return finished
+    with run_lock(out_dir, run_info["command"]):  # one writer per run directory
+        out = prepare_run(out_dir, run_info, resume=resume)
+        if resume and (finished := read_json(out / SUMMARY_FILE)) is not None:
+            return finished
+        return _train_loop(cfg, out, data, run_info, resume=resume, progress=progress, cpu_start=cpu_start)
+
+
+def _train_loop(cfg: TrainConfig, out: Path, data: PtoDataset, run_info: dict, *, resume: bool,
+                progress: Callable[[dict], None] | None, cpu_start: float) -> dict:
+    """The loop of `train` in the prepared (and locked) run directory `out`."""
+    task = get_task(cfg.task)
+    k, d = run_info["model"]["k"], run_info["model"]["d"]
     if not (out / DATA_FILE).exists():
         from dfst.data import save_dataset
 
         save_dataset(data, out / DATA_FILE)
+        record_paths(out, DATA_FILE)  # a kill before this: resume checks it against config.json
     with deterministic(cfg.threads):
         model = Population([INITS[cfg.init](DFSTConfig(k, d, task.name), restart_seed(cfg.seed, r))
                             for r in range(cfg.restarts)])
@@ -385,7 +396,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
         seqs = Sequences.of(data)
 
         def checkpoint(iteration: int, seconds: float) -> None:
-            save_train_state(out / STATE_FILE, model, optimizer,
+            save_run_state(out, model, optimizer,
                              {"iteration": iteration, "seconds": seconds, "cpu_seconds": cpu_seconds(),
                               "loss": loss_value, "eval": last_eval, "stopped_by": stopped_by})
 
@@ -468,12 +479,13 @@ def _finish(out: Path, model: DFST, cfg: TrainConfig, run_info: dict, done: int,
                   "command": run_info["command"], "restart": restarts["chosen"]}
     save_checkpoint(model, out / MODEL_DIR, provenance, overwrite=True)
     extracted = _save_extraction(out, model, cfg, data) if cfg.extract else None
+    record_paths(out, MODEL_DIR, EXTRACTED_DIR)  # checked once summary.json says the run is finished
     summary = {"task": cfg.task, "out": str(out), "model": str(out / MODEL_DIR), **run_info["model"],
                "samples": run_info["data"]["summary"]["samples"], "iterations": done, "iters": cfg.iters,
                "stopped_by": stopped_by, "final_loss": loss, "seconds": seconds, "cpu_seconds": cpu_seconds(),
                "resumed_from": resumed_from, "eval": last_eval, "metrics": str(out / METRICS_FILE),
                "extracted": extracted, "restarts": restarts}
-    write_json(out / SUMMARY_FILE, summary)
+    write_run_json(out, SUMMARY_FILE, summary)
     return summary
 
 

@@ -9,10 +9,16 @@
       model/                    the final DFST checkpoint (dfst.checkpoint); the kept restart
       extracted/                with `extract`: the automaton read off model/, compiled (+ agent.json)
       summary.json              written last: its presence means the run is finished
+      manifest.json             sha256 and size of every file above but metrics.jsonl (dfst.run_guard),
+                                checked on resume: a damaged run is an error, never "finished"
+      .dfst.lock                held by the one process writing the run (dfst.run_guard)
 
 Nothing is pickled: tensors go through safetensors and everything else through JSON. The state file
 is written atomically, so a run killed at any moment resumes from its last complete checkpoint;
-metrics logged after that checkpoint are dropped on resume and logged again.
+metrics logged after that checkpoint are dropped on resume and logged again. metrics.jsonl is not
+in the manifest: it is appended to at every log line (a checksum would rewrite the manifest as
+often), truncated to the checkpoint's iteration on resume, and a torn line is skipped when read.
+`--force` removes the run's own files and nothing else: a user's files beside them stay.
 """
 
 from __future__ import annotations
@@ -27,68 +33,178 @@ import torch
 from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
-from dfst.checkpoint import TENSORS
+from dfst.checkpoint import CONFIG_FILE as CHECKPOINT_CONFIG
+from dfst.checkpoint import TENSORS, WEIGHTS_FILE
 from dfst.errors import DfstError
 from dfst.io import write_atomic
+from dfst.run_guard import (
+    LOCK_FILE,
+    MANIFEST_FILE,
+    check_manifest,
+    is_temp_of,
+    make_run_dir,
+    path_kind,
+    read_manifest,
+    write_recorded,
+)
 
 CONFIG_FILE, DATA_FILE, METRICS_FILE = "config.json", "data.pto.zip", "metrics.jsonl"
 STATE_FILE, MODEL_DIR, SUMMARY_FILE = "train_state.safetensors", "model", "summary.json"
 EXTRACTED_DIR = "extracted"
 RUN_FILES = (CONFIG_FILE, DATA_FILE, METRICS_FILE, STATE_FILE, MODEL_DIR, EXTRACTED_DIR, SUMMARY_FILE)
 RUN_FORMAT, STATE_FORMAT = "dfst-train-run", "dfst-train-state"
+OWN_FILES = (*RUN_FILES, MANIFEST_FILE)  # what a run writes, so what --force may remove
+CHECKPOINT_FILES = (WEIGHTS_FILE, CHECKPOINT_CONFIG, "agent.json")  # in model/ and extracted/
 ADAM_SLOTS = ("step", "exp_avg", "exp_avg_sq")  # torch.optim.Adam's per-parameter state
 
 
 def prepare_run(out_dir: str | Path, run_info: dict, *, resume: bool) -> Path:
-    """Create or reopen the run directory and write its config.json.
+    """Create or reopen the run directory and write its config.json (the caller holds its lock).
 
-    Resuming needs the same training config and dataset; otherwise the old run's files are removed.
-    A non-empty directory that is not a training run is refused.
+    Resuming needs the same training config and dataset, and every file the manifest lists as dfst
+    wrote it; without `resume` the old run's files, and only those, are removed. A non-empty
+    directory that is not a training run, or a link where a run's file should be, is refused.
     """
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise DfstError(f"output path {out} exists and is not a directory")
-    old = read_json(out / CONFIG_FILE)
-    if old is None and out.is_dir() and any(out.iterdir()):
-        raise DfstError(f"output directory {out} is not empty and holds no training run")
+    old = check_run_dir(out)
     if old is not None and resume:
         _check_same_run(out, old, run_info)
+        check_run_files(out, old)
     elif old is not None:
         clear_run(out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DfstError(f"cannot create output directory {out}: {exc.strerror}") from None
+    make_run_dir(out)
     if not os.access(out, os.W_OK):
         raise DfstError(f"output directory {out} is not writable")
-    for name in RUN_FILES:  # temporary files of writes cut short by a kill
-        for stale in out.glob(f".{name}.*.tmp"):
-            stale.unlink(missing_ok=True)
-    write_json(out / CONFIG_FILE, run_info)
+    remove_stale_temps(out)
+    write_recorded(out, CONFIG_FILE, _json_bytes(run_info))
     return out
 
 
-def _check_same_run(out: Path, old: dict, new: dict) -> None:
+def check_run_dir(out: Path) -> dict | None:
+    """The config of the run in `out` (None: no run there yet), after refusing what dfst must not
+    touch: a link or a file as the directory, a directory holding other things but no run, another
+    program's config.json, a link or a foreign file where the run keeps its own."""
+    kind = path_kind(out)
+    if kind == "missing":
+        return None
+    if kind == "symbolic link":
+        raise DfstError(f"output directory {out} is a symbolic link; dfst never writes through one "
+                        "(give the directory it points to)")
+    if kind != "directory":
+        raise DfstError(f"output path {out} exists and is not a directory")
+    run_paths(out)  # refuses links and foreign files among the run's own names
+    old = read_json(out / CONFIG_FILE)
+    if old is None:
+        if foreign_paths(out):
+            raise DfstError(f"output directory {out} is not empty and holds no training run")
+        return None
     if old.get("format") != RUN_FORMAT:
-        raise DfstError(f"{out / CONFIG_FILE} is not a dfst training run config")
-    old_train, new_train = old.get("train", {}), json.loads(json.dumps(new["train"]))
-    for key in new_train:
-        if old_train.get(key) != new_train[key]:
-            raise DfstError(f"{out} holds a run with {key}={old_train.get(key)!r}, not {new_train[key]!r} "
-                            "(use another output directory, or --force to start over)")
+        raise DfstError(f"{out / CONFIG_FILE} is not a dfst training run config; dfst leaves it alone "
+                        "(use another output directory)")
+    return old
+
+
+def run_differences(old: dict, new_train: dict) -> list[str]:
+    """`key=old` for every TrainConfig field in which the stored run differs from `new_train`."""
+    old_train, new_train = old.get("train", {}), json.loads(json.dumps(new_train))
+    return [f"{key}={old_train.get(key)!r}, not {value!r}" for key, value in new_train.items()
+            if old_train.get(key) != value]
+
+
+def _check_same_run(out: Path, old: dict, new: dict) -> None:
+    differences = run_differences(old, new["train"])
+    if differences:
+        raise DfstError(f"{out} holds a run with {differences[0]} "
+                        "(use another output directory, or --force to start over)")
     if old.get("data", {}).get("sha256") != new["data"]["sha256"]:
         raise DfstError(f"{out} holds a run on different training data "
                         "(use another output directory, or --force to start over)")
 
 
+def check_run_files(out: Path, config: dict) -> None:
+    """The run's files are the ones dfst wrote: all of them for a finished run; for an unfinished
+    one those it resumes from (model/, extracted/ and summary.json are written again at its end).
+    A run from before manifests is resumed too; its dataset is still checked against config.json."""
+    finished = path_kind(out / SUMMARY_FILE) == "file"
+    check_manifest(out, None if finished else (CONFIG_FILE, DATA_FILE, STATE_FILE))
+    if DATA_FILE not in (read_manifest(out) or {}) and path_kind(out / DATA_FILE) == "file":
+        _check_data_file(out / DATA_FILE, config.get("data", {}).get("sha256"))
+
+
+def _check_data_file(path: Path, sha256: str | None) -> None:
+    from dfst.data import load_dataset
+    from dfst.train_data import dataset_sha256
+
+    try:
+        same = dataset_sha256(load_dataset(path)) == sha256
+    except DfstError as exc:
+        raise DfstError(f"{path} has changed since dfst wrote it ({exc}); "
+                        "use --force to start over") from None
+    if not same:
+        raise DfstError(f"{path} has changed since dfst wrote it (not the dataset config.json names); "
+                        "use --force to start over")
+
+
 def clear_run(out: Path) -> None:
-    """Remove a run's files (and only those) from `out`."""
-    for name in RUN_FILES:
-        path = out / name
-        if path.is_dir():
+    """Remove a run's files, and only those, from `out`; the user's files beside them stay."""
+    for path in run_paths(out):  # all checked before the first is removed
+        if path_kind(path) == "directory":
             shutil.rmtree(path)
         else:
-            path.unlink(missing_ok=True)
+            path.unlink()
+    remove_stale_temps(out)
+
+
+def remove_stale_temps(out: Path) -> None:
+    """Remove the temporary files of the run's writes that a kill cut short."""
+    for stale in out.iterdir():
+        if is_temp_of(stale.name, OWN_FILES) and path_kind(stale) == "file":
+            stale.unlink(missing_ok=True)
+
+
+def run_paths(out: Path) -> list[Path]:
+    """The run's own entries in `out` (what clear_run removes). A link or special file among them,
+    or a checkpoint directory holding anything but a checkpoint, is a DfstError naming it."""
+    paths = []
+    for name in OWN_FILES:
+        path = out / name
+        kind = path_kind(path)
+        if kind in ("symbolic link", "special file"):
+            raise DfstError(f"{path} is a {kind}; dfst never follows or removes one (remove it yourself)")
+        if kind == "directory" and name not in (MODEL_DIR, EXTRACTED_DIR):
+            raise DfstError(f"{path} is a directory, not the file dfst writes there (move it away)")
+        if kind == "directory":
+            _check_checkpoint_dir(path)
+        if kind != "missing":
+            paths.append(path)
+    return paths
+
+
+def _check_checkpoint_dir(path: Path) -> None:
+    for entry in path.iterdir():
+        own = entry.name in CHECKPOINT_FILES or is_temp_of(entry.name, CHECKPOINT_FILES)
+        if not own or path_kind(entry) != "file":
+            raise DfstError(f"{entry} was not written by dfst; dfst leaves {path} alone (move it away)")
+
+
+def foreign_paths(out: Path) -> list[Path]:
+    """Entries of `out` that no run of dfst writes: the user's own files."""
+    return [p for p in sorted(out.iterdir())
+            if p.name not in OWN_FILES and p.name != LOCK_FILE and not is_temp_of(p.name, OWN_FILES)]
+
+
+def _json_bytes(data: dict) -> bytes:
+    return (json.dumps(data, indent=1, allow_nan=False) + "\n").encode()
+
+
+def write_run_json(out: Path, name: str, data: dict) -> None:
+    """A run's JSON file (config.json, summary.json), written atomically and recorded in the manifest."""
+    write_recorded(out, name, _json_bytes(data))
+
+
+def save_run_state(out: Path, model: torch.nn.Module, optimizer: torch.optim.Adam, info: dict) -> None:
+    """`save_train_state` into the run `out`, recorded in its manifest."""
+    write_recorded(out, STATE_FILE, train_state_bytes(model, optimizer, info))
 
 
 def read_json(path: Path) -> dict | None:
@@ -138,13 +254,18 @@ def truncate_metrics(path: Path, iteration: int) -> None:
 
 def save_train_state(path: Path, model: torch.nn.Module, optimizer: torch.optim.Adam, info: dict) -> None:
     """Weights and Adam state as float32 tensors; `info` (JSON) in the safetensors header."""
+    write_atomic(path, train_state_bytes(model, optimizer, info))
+
+
+def train_state_bytes(model: torch.nn.Module, optimizer: torch.optim.Adam, info: dict) -> bytes:
+    """The safetensors bytes `save_train_state` writes."""
     tensors = {f"model.{name}": getattr(model, name).detach().cpu().contiguous() for name in TENSORS}
     slots = optimizer.state_dict()["state"]
     for index, name in enumerate(TENSORS):
         for slot, value in slots.get(index, {}).items():
             tensors[f"adam.{name}.{slot}"] = torch.as_tensor(value).detach().cpu().contiguous()
     metadata = {"format": STATE_FORMAT, "version": "1", "info": json.dumps(info)}
-    write_atomic(path, save_safetensors(tensors, metadata=metadata))
+    return save_safetensors(tensors, metadata=metadata)
 
 
 def load_train_state(path: Path, model: torch.nn.Module, optimizer: torch.optim.Adam) -> dict | None:

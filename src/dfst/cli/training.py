@@ -91,7 +91,7 @@ def train_command(
     if dataset is not None:  # the file decides what the training set is
         cfg = replace(cfg, samples=dataset.samples,
                       max_digits=max(len(x) for pair in dataset.operands for x in pair))
-    _check_out(out, resume=resume, force=force)
+    _check_out(out, resume=resume, force=force, rounds=until_certified)
     if until_certified:
         return _until_certified(cfg, out, dataset, max_rounds, force, as_json)
     with _progress(as_json) as progress:
@@ -106,17 +106,15 @@ def train_command(
 
 
 def _until_certified(cfg, out: Path, dataset, max_rounds: int, force: bool, as_json: bool) -> None:
-    from dfst.cegis import train_until_certified
+    from dfst.cegis import own_rounds, train_until_certified
 
     if max_rounds < 1:
         raise DfstError(f"--max-rounds must be >= 1, got {max_rounds}")
-    if force and out.exists():
-        import shutil
-
-        shutil.rmtree(out)
+    if force:
+        own_rounds(out)  # refuses, before any work, an --out holding anything but dfst's rounds
     with _progress(as_json) as progress:
         bar = progress.add_task("", total=cfg.iters, loss="…", eval="")
-        report = train_until_certified(cfg, out, max_rounds=max_rounds, data=dataset,
+        report = train_until_certified(cfg, out, max_rounds=max_rounds, data=dataset, force=force,
                                        command=_command(cfg, out, None) + " --until-certified",
                                        progress=lambda record: progress.update(
                                            bar, completed=record["iteration"], loss=f"{record['loss']:.3g}"))
@@ -129,10 +127,15 @@ def _until_certified(cfg, out: Path, dataset, max_rounds: int, force: bool, as_j
     console.print(f"{verdict} with {report['samples']} samples")
 
 
-def _check_out(out: Path, *, resume: bool, force: bool) -> None:
-    """Refuse, before any work, an output that cannot be written or would lose a run."""
-    if out.exists() and not out.is_dir():
-        raise DfstError(f"output path {out} exists and is not a directory")
+def _check_out(out: Path, *, resume: bool, force: bool, rounds: bool) -> None:
+    """Refuse, before any work, an output that cannot be written, would lose a run, or holds files
+    that --force must not touch (a link, a user's file where a run's would go)."""
+    from dfst.train_state import check_run_dir
+
+    if not rounds:  # the rounds directory is checked by own_rounds
+        check_run_dir(out)
+    elif out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise DfstError(f"output path {out} is not a directory (a link is never followed)")
     if (out / "summary.json").exists() and not force:
         raise DfstError(f"{out} already holds a finished run (pass --force to train again)")
     if (out / "config.json").exists() and not resume and not force:

@@ -1,0 +1,211 @@
+"""What keeps a run directory whole: one writer at a time, and a manifest of what dfst wrote.
+
+Lock. A writer holds `fcntl.flock(LOCK_EX | LOCK_NB)` on DIR/.dfst.lock for its whole life; the file
+names the holder (pid, host, command) so a second writer can say who is in the way. The kernel drops
+a flock when its process dies, kill -9 included, so a lock file left behind never blocks anyone.
+The holder removes the file when it is done; a writer that locked a file some other process had just
+removed notices (the path no longer names its inode) and tries again.
+
+Manifest. DIR/manifest.json lists the sha256 and size of every file dfst wrote there. A file is
+replaced in two steps so that a kill at any moment leaves a manifest that accepts what is on disk:
+first the manifest accepts the old content or the new one, then the file is renamed into place,
+then the manifest keeps only the new one. `check_manifest` finds a file that was changed, truncated
+or removed since (never "finished" on a damaged run).
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import hashlib
+import json
+import os
+import socket
+import stat
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from dfst.errors import DfstError
+from dfst.io import read_json_file, write_atomic
+
+LOCK_FILE, MANIFEST_FILE = ".dfst.lock", "manifest.json"
+MANIFEST_FORMAT = "dfst-run-manifest"
+_HOLDER_BYTES = 4096  # a lock file holds one short JSON line; never read more of it
+
+
+# ----------------------------------------------------------------------------- the lock
+
+
+@contextmanager
+def run_lock(directory: str | Path, command: str) -> Iterator[Path]:
+    """Hold DIR/.dfst.lock (DIR created if missing) for the duration; a second holder is a DfstError."""
+    directory = Path(directory)
+    make_run_dir(directory)
+    path = directory / LOCK_FILE
+    fd = _acquire(path)
+    try:
+        holder = {"pid": os.getpid(), "host": socket.gethostname(), "command": command}
+        os.ftruncate(fd, 0)
+        os.write(fd, (json.dumps(holder) + "\n").encode())
+        yield directory
+    finally:
+        Path(path).unlink(missing_ok=True)  # still locked: nobody can take the file we remove
+        os.close(fd)
+
+
+def make_run_dir(directory: Path) -> None:
+    """Create `directory` (and parents); refuse a link or anything else that is not a directory."""
+    kind = path_kind(directory)
+    if kind == "symbolic link":
+        raise DfstError(f"output directory {directory} is a symbolic link; dfst never writes through one "
+                        "(give the directory it points to)")
+    if kind not in ("missing", "directory"):
+        raise DfstError(f"output path {directory} exists and is not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DfstError(f"cannot create output directory {directory}: {exc.strerror}") from None
+
+
+def _acquire(path: Path) -> int:
+    for _ in range(10):  # only a holder removing its file at the same moment makes us go round
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise DfstError(f"cannot lock {path}: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise DfstError(f"cannot lock {path}: {exc.strerror}") from None
+            raise DfstError(f"{path.parent} is in use by {_holder(path)}; wait for it to finish "
+                            "or stop it") from None
+        if _same_file(path, fd):
+            return fd
+        os.close(fd)  # we locked a file its holder had just removed
+    raise DfstError(f"cannot lock {path}: it keeps being replaced")
+
+
+def _same_file(path: Path, fd: int) -> bool:
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino)
+
+
+def _holder(path: Path) -> str:
+    """'dfst pid 1234 on host (dfst train ...)', as far as the lock file says."""
+    try:
+        with open(path, "rb") as f:
+            info = json.loads(f.read(_HOLDER_BYTES))
+        where = "" if info.get("host") == socket.gethostname() else f" on {info.get('host')}"
+        return f"dfst pid {int(info['pid'])}{where} ({' '.join(str(info['command']).split())})"
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return "another dfst process"
+
+
+def command_line() -> str:
+    """This process's command line, for a lock file."""
+    return " ".join(["dfst", *sys.argv[1:]]) if sys.argv else "dfst"
+
+
+# ----------------------------------------------------------------------------- paths
+
+
+def path_kind(path: Path) -> str:
+    """'missing', 'file', 'directory', 'symbolic link' or 'special file', never following a link."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
+    for test, name in ((stat.S_ISLNK, "symbolic link"), (stat.S_ISREG, "file"), (stat.S_ISDIR, "directory")):
+        if test(mode):
+            return name
+    return "special file"
+
+
+def is_temp_of(name: str, targets: Iterable[str]) -> bool:
+    """Is `name` a temporary file of an atomic write (`.NAME.xxxx.tmp`) of one of `targets`?"""
+    return name.endswith(".tmp") and any(name.startswith(f".{t}.") for t in targets)
+
+
+# ----------------------------------------------------------------------------- the manifest
+
+
+def file_entry(path: Path) -> dict:
+    """{"sha256", "size"} of a regular file, read in chunks."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+    return {"sha256": digest.hexdigest(), "size": size}
+
+
+def read_manifest(directory: Path) -> dict | None:
+    """The manifest's files ({relative path: entry}), or None for a run written before manifests."""
+    path = directory / MANIFEST_FILE
+    if path_kind(path) == "missing":
+        return None
+    data = read_json_file(path, f"cannot read {path}")
+    if not (isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT
+            and isinstance(data.get("files"), dict)):
+        raise DfstError(f"{path} is not a dfst run manifest (use --force to start over)")
+    return data["files"]
+
+
+def _write_manifest(directory: Path, files: dict) -> None:
+    body = {"format": MANIFEST_FORMAT, "version": 1, "files": dict(sorted(files.items()))}
+    write_atomic(directory / MANIFEST_FILE, (json.dumps(body, indent=1) + "\n").encode())
+
+
+def write_recorded(directory: Path, name: str, data: bytes) -> None:
+    """Write DIR/name atomically and record it; a kill at any point leaves the two consistent."""
+    files = read_manifest(directory)
+    new = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+    if files is not None:  # accept the old file or the new one while the rename is pending
+        _write_manifest(directory, files | {name: new | {"previous": files.get(name)}})
+    write_atomic(directory / name, data)
+    _write_manifest(directory, (files or {}) | {name: new})
+
+
+def record_paths(directory: Path, *names: str) -> None:
+    """Record DIR/name for each name (a file, or a checkpoint directory: every file under it) that
+    dfst has just written, replacing their old entries."""
+    files = {k: v for k, v in (read_manifest(directory) or {}).items()
+             if not any(k == name or k.startswith(f"{name}/") for name in names)}
+    for name in names:
+        root = directory / name
+        paths = sorted(root.rglob("*")) if path_kind(root) == "directory" else [root]
+        for path in paths:
+            if path_kind(path) == "file" and not (path.name.startswith(".") and path.name.endswith(".tmp")):
+                files[path.relative_to(directory).as_posix()] = file_entry(path)
+    _write_manifest(directory, files)
+
+
+def check_manifest(directory: Path, names: Iterable[str] | None = None) -> None:
+    """Every recorded file (or those under `names`) is what dfst wrote; else a one-line DfstError."""
+    files = read_manifest(directory) or {}
+    wanted = None if names is None else tuple(names)
+    for rel, entry in files.items():
+        if wanted is None or rel.split("/")[0] in wanted:
+            _check_entry(directory, rel, entry)
+
+
+def _check_entry(directory: Path, rel: str, entry: dict) -> None:
+    path = directory / rel
+    accepted = [entry, entry.get("previous")] if "previous" in entry else [entry]
+    if path_kind(path) != "file":
+        if None in accepted:
+            return  # a first write cut short before its rename: nothing was there yet
+        raise DfstError(f"{path} has changed since dfst wrote it (it is gone or not a regular file); "
+                        "use --force to start over")
+    found = file_entry(path)
+    if not any(e and e.get("sha256") == found["sha256"] for e in accepted):
+        raise DfstError(f"{path} has changed since dfst wrote it (sha256 mismatch: {found['size']:,} bytes, "
+                        f"dfst wrote {entry.get('size', 0):,}); use --force to start over")
