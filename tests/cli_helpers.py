@@ -14,9 +14,10 @@ def run(capsys, *argv: str | Path) -> tuple[int, str, str]:
     return code, out, err
 
 
-def run_json(capsys, *argv: str | Path):
+def run_json(capsys, *argv: str | Path, expect: int = 0):
+    """The command's JSON output; `expect` is the exit code: 0 the check holds, 1 it does not."""
     code, out, err = run(capsys, *argv, "--json")
-    assert code == 0, err
+    assert code == expect, err
     return json.loads(out)
 
 

@@ -85,8 +85,13 @@ def test_existing_output_is_not_overwritten(capsys, tmp_path):
         code, _, err = run(capsys, *argv)
         assert_one_line_error(code, err, "already exists")
         assert path.read_text() == "precious"
-    assert run(capsys, "agent", "add2", "--out", str(path), "--force")[0] == 0
-    assert json.loads(path.read_text())["name"] == "add2"
+    code, _, err = run(capsys, "agent", "add2", "--out", str(path), "--force")
+    assert_one_line_error(code, err, "not written by dfst")  # --force replaces only dfst's own files
+    assert path.read_text() == "precious"
+    ours = tmp_path / "ours.json"
+    assert run(capsys, "agent", "mult2", "--out", str(ours))[0] == 0
+    assert run(capsys, "agent", "add2", "--out", str(ours), "--force")[0] == 0
+    assert json.loads(ours.read_text())["name"] == "add2"
 
 
 def test_data_same_seed_same_bytes(capsys, tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -60,7 +62,8 @@ def test_extract_command_writes_an_evaluable_checkpoint(capsys, tmp_path):
     code, stdout, err = run(capsys, "extract", run_dir, "--out", out, "--json")
     if code == 0:  # 5 iterations rarely give a conflict-free automaton; when they do, it is saved
         assert (out / "agent.json").exists() and (out / "model.safetensors").exists()
-        assert run_json(capsys, "eval", out, "--digits", "2")["task"] == "add2"
+        code, stdout, _ = run(capsys, "eval", out, "--digits", "2", "--json")
+        assert code in (0, 1) and json.loads(stdout)["task"] == "add2"  # 1: not exact, an honest answer
     else:
         assert_one_line_error(code, err, "conflict-free")
     code, _, err = run(capsys, "extract", tmp_path, "--out", tmp_path / "x")

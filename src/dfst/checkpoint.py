@@ -18,12 +18,11 @@ import json
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
 from dfst import __version__
 from dfst.errors import DfstError
+from dfst.inputs import InputMissing, load_safetensors_bytes, read_bytes, read_json
 from dfst.io import write_atomic
 from dfst.model import DFST, DFSTConfig, weight_shapes
 
@@ -32,9 +31,8 @@ VERSION = 1
 WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
 TENSORS = tuple(weight_shapes(1, 1))  # A, B, C, h0
-# What a damaged safetensors file can raise inside the library (its parser, then torch.frombuffer).
-_SAFETENSORS_ERRORS = (SafetensorError, AssertionError, AttributeError, KeyError, RuntimeError,
-                       TypeError, ValueError)
+# What dfst itself puts next to the weights: the extracted agent, and dfst eval's reports.
+OWN_FILES = ("agent.json", "eval.json", "eval.png", "first_failure.json")
 
 
 def save_checkpoint(model: DFST, directory: str | Path, provenance: dict, *,
@@ -64,16 +62,49 @@ def load_checkpoint(directory: str | Path, *, expect_task: str | None = None) ->
 
 
 def _prepare_directory(directory: Path, overwrite: bool) -> Path:
-    if directory.exists() and not directory.is_dir():
-        raise DfstError(f"checkpoint path {directory} exists and is not a directory")
-    if directory.is_dir() and any(directory.iterdir()) and not overwrite:
-        raise DfstError(f"checkpoint directory {directory} is not empty (pass --force to replace it)")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / CONFIG_FILE).unlink(missing_ok=True)  # no valid checkpoint until the new config lands
-    except OSError as exc:
-        raise DfstError(f"cannot prepare checkpoint directory {directory}: {exc.strerror}") from None
+    """An empty or new directory, or (with `overwrite`) one holding only a dfst checkpoint's files."""
+    from dfst.outputs import file_kind, make_directory, remove_own_file
+
+    kind = file_kind(directory)
+    if kind not in ("missing", "directory"):
+        raise DfstError(f"checkpoint path {directory} is a {kind}, not a directory")
+    if kind == "directory" and any(directory.iterdir()):
+        _check_replaceable(directory, overwrite)
+    make_directory(directory, "checkpoint directory")
+    for name in (CONFIG_FILE, *OWN_FILES):  # no valid checkpoint until the new config lands; no stale
+        remove_own_file(directory / name)  # report of the old weights next to the new ones
     return directory
+
+
+def _check_replaceable(directory: Path, overwrite: bool) -> None:
+    """A non-empty directory may be replaced only with --force, and only if all of it is dfst's."""
+    if not is_checkpoint(directory):
+        raise DfstError(f"checkpoint directory {directory} is not empty and holds no dfst checkpoint "
+                        "(choose another path)")
+    if not overwrite:
+        raise DfstError(f"{directory} already holds a checkpoint (pass --force to replace it)")
+    foreign = sorted(p.name for p in directory.iterdir()
+                     if p.name not in (CONFIG_FILE, WEIGHTS_FILE, *OWN_FILES) and not _is_temp(p.name))
+    if foreign:
+        raise DfstError(f"{directory} holds {foreign[0]!r}, which is not a dfst checkpoint file; "
+                        "--force replaces only a directory that is all dfst's (choose another path)")
+
+
+def is_checkpoint(directory: Path) -> bool:
+    """Does `directory` hold a config.json with dfst's checkpoint marker?"""
+    from dfst.outputs import file_kind, is_dfst_file
+
+    config = directory / CONFIG_FILE
+    if file_kind(config) != "file" or not is_dfst_file(config):
+        return False
+    try:
+        return json.loads(config.read_bytes()).get("format") == FORMAT
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return False
+
+
+def _is_temp(name: str) -> bool:
+    return name.startswith(".") and name.endswith(".tmp")  # a write cut short by a kill
 
 
 def _config_dict(config: DFSTConfig, provenance: dict) -> dict:
@@ -90,13 +121,9 @@ def _config_dict(config: DFSTConfig, provenance: dict) -> dict:
 def _read_config(path: Path) -> dict:
     """config.json, checked: format and version, positive sizes, a consistent parameter count."""
     try:
-        data = json.loads(path.read_bytes())
-    except FileNotFoundError:
+        data = read_json(path, "checkpoint file")  # a regular file, size and depth caps, no NaN
+    except InputMissing:
         raise DfstError(f"checkpoint file {path} is missing") from None
-    except OSError as exc:
-        raise DfstError(f"cannot read checkpoint file {path}: {exc.strerror}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DfstError(f"checkpoint file {path} is not valid JSON: {_one_line(exc)}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != VERSION:
         raise DfstError(f"checkpoint file {path} is not a {FORMAT} version {VERSION} config")
     missing = [key for key in ("task", "k", "d", "provenance") if key not in data]
@@ -117,16 +144,13 @@ def _read_config(path: Path) -> dict:
 
 
 def _read_tensors(path: Path) -> dict[str, torch.Tensor]:
+    """The tensors of model.safetensors: a regular file under the checkpoint cap, header checked
+    before the library allocates anything (a link to /dev/zero is refused, not read)."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+        raw = read_bytes(path, "checkpoint file", "checkpoint_bytes")
+    except InputMissing:
         raise DfstError(f"checkpoint file {path} is missing") from None
-    except OSError as exc:
-        raise DfstError(f"cannot read checkpoint file {path}: {exc.strerror}") from None
-    try:
-        return load_safetensors(raw)
-    except _SAFETENSORS_ERRORS as exc:
-        raise DfstError(f"checkpoint file {path} is damaged or not safetensors: {_one_line(exc)}") from None
+    return load_safetensors_bytes(raw, f"checkpoint file {path}")
 
 
 def _check_tensors(tensors: dict[str, torch.Tensor], config: DFSTConfig, path: Path) -> None:
@@ -148,6 +172,3 @@ def _check_tensors(tensors: dict[str, torch.Tensor], config: DFSTConfig, path: P
         if not bool(torch.isfinite(tensor).all()):
             raise DfstError(f"checkpoint file {path}: tensor {name} has NaN or infinite values")
 
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())

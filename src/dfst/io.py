@@ -1,75 +1,37 @@
-"""Safe file output: write to a temporary file beside the target, then rename.
-
-A failure part-way (full disk, interrupted run) never leaves a truncated file, and an existing file
-is only replaced when the caller says so.
+"""Older home of dfst's file helpers: reads of JSON files, and the write side re-exported from
+dfst.outputs (which owns every write) for the modules that still import it from here.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from dfst.errors import DfstError
+from dfst.outputs import (  # noqa: F401  (the write side lives in dfst.outputs)
+    check_output_file,
+    replace_between,
+    rewrite_between,
+    write_atomic,
+)
 
 
 def check_writable(path: str | Path, *, overwrite: bool = False) -> Path:
-    """Fail early, before any work, if `path` cannot or should not be written."""
-    path = Path(path)
-    if path.is_dir():
-        raise DfstError(f"output path {path} is a directory")
-    if path.exists() and not overwrite:
-        raise DfstError(f"output file {path} already exists (pass --force to replace it)")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise DfstError(f"cannot write {path}: directory {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise DfstError(f"cannot write {path}: directory {parent} is not writable")
-    return path
-
-
-def write_atomic(path: str | Path, data: bytes) -> None:
-    """Write all of `data` to `path` or nothing at all."""
-    path = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
-                                   prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise DfstError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise DfstError(f"cannot write {path}: {exc.strerror}") from None
+    """Fail early, before any work, if `path` cannot or should not be written (dfst.outputs' rules)."""
+    return check_output_file(path, force=overwrite)
 
 
 def read_json_file(path: str | Path, missing: str, invalid: str | None = None) -> object:
-    """Parsed JSON at `path`; a one-line DfstError, `missing` or `invalid`, if absent or not JSON."""
-    path = Path(path)
+    """Parsed JSON at `path` (through dfst.inputs: a regular file, size and depth caps); a one-line
+    DfstError, `missing` if nothing is there, `invalid` (if given) if it is not JSON.
+
+    NaN is accepted: these are reports (eval.json, summary.json) that json.dumps wrote as it is.
+    """
+    from dfst.inputs import InputMissing, InvalidJson, read_json
+
     try:
-        return json.loads(path.read_text())
-    except OSError:
+        return read_json(path, "file", allow_nan=True)
+    except InputMissing:
         raise DfstError(missing) from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise DfstError(invalid or f"{path} is not valid JSON") from None
-
-
-def replace_between(text: str, start_mark: str, end_mark: str, block: str, where: str = "the text") -> str:
-    """`text` with everything strictly between the two markers replaced by a newline and `block`."""
-    start, end = text.find(start_mark), text.find(end_mark)
-    if start < 0 or end < start:
-        raise DfstError(f"{where} has no {start_mark} ... {end_mark} block")
-    return text[: start + len(start_mark)] + "\n" + block + text[end:]
-
-
-def rewrite_between(path: str | Path, start_mark: str, end_mark: str, block: str) -> None:
-    """Replace the marked block of a file (a README's generated table); nothing else changes."""
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise DfstError(f"cannot read {path}: {exc.strerror}") from None
-    write_atomic(path, replace_between(text, start_mark, end_mark, block, str(path)).encode())
+    except InvalidJson as exc:
+        raise DfstError(invalid or str(exc)) from None

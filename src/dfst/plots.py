@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")  # files only, no display needed
 import matplotlib.pyplot as plt  # noqa: E402
+
+from dfst.outputs import plot_metadata, write_atomic  # noqa: E402
+
+FORMATS = (".png", ".svg", ".pdf")  # what a figure can be written as; the suffix decides
 
 
 def plot_length_generalisation(report: dict, path: str | Path) -> Path:
@@ -30,10 +35,7 @@ def plot_length_generalisation(report: dict, path: str | Path) -> Path:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, Path(path))
 
 
 def plot_training_runs(series: dict[str, list[dict]], path: str | Path) -> Path:
@@ -57,7 +59,14 @@ def plot_training_runs(series: dict[str, list[dict]], path: str | Path) -> Path:
         ax.grid(True, which="both", alpha=0.3)
     ax_exact.legend(fontsize=6, loc="upper left")
     fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path)
+    return _save(fig, Path(path))
+
+
+def _save(fig, path: Path) -> Path:
+    """Render to memory, then write atomically, with dfst's marker in the file's metadata."""
+    suffix = path.suffix.lower()
+    buf = io.BytesIO()
+    fig.savefig(buf, format=suffix.lstrip(".") or "png", metadata=plot_metadata(suffix))
     plt.close(fig)
+    write_atomic(path, buf.getvalue())
     return path

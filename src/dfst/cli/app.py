@@ -17,33 +17,69 @@ from rich.table import Table
 from dfst.errors import DfstError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="dfst: exact learning of algorithms by gradient descent.")
+                  help="dfst: exact learning of algorithms by gradient descent.\n\n"
+                       "Exit codes, as grep and diff: 0 the check holds (correct, CERTIFIED, every "
+                       "length exact), 1 it does not (WRONG, COUNTEREXAMPLE, INCONCLUSIVE, a length "
+                       "not exact, a rejected certificate), 2 bad input or an error. "
+                       "Safety rules and caps: docs/safety.md.")
 console = Console()
-JsonOption = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
+JsonOption = typer.Option(False, "--json", help="Machine-readable JSON on stdout (also for errors).")
 # Operands like "-5" must reach our validation (and its clear message), not the option parser.
 OPERAND_SETTINGS = {"ignore_unknown_options": True}
 
 
-def fail(message: str, code: int = 2) -> int:
+def _show_version(value: bool) -> None:
+    if value:
+        from dfst import __version__
+
+        print(f"dfst {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
+                                          help="Print dfst's version and exit.")) -> None:
+    """dfst: exact learning of algorithms by gradient descent."""
+
+
+def fail(message: str, code: int = 2, *, as_json: bool = False) -> int:
+    """One line on stderr; with --json, the same error as a JSON document on stdout too."""
+    message = " ".join(str(message).split())
     print(f"dfst: error: {message}", file=sys.stderr)
+    if as_json:
+        print_json({"error": message, "exit_code": code})
     return code
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `dfst` script; returns the exit code."""
+    """Entry point of the `dfst` script; returns the exit code (0 holds, 1 does not, 2 error)."""
+    args = sys.argv[1:] if argv is None else [str(a) for a in argv]
+    as_json = "--json" in args
     try:
-        result = app(args=argv, standalone_mode=False, prog_name="dfst")
+        result = app(args=args, standalone_mode=False, prog_name="dfst")
     except DfstError as exc:
-        return fail(str(exc))
+        return fail(str(exc), as_json=as_json)
     except typer.Exit as exc:
         return exc.exit_code
-    except typer.Abort:
-        return fail("aborted", 130)
+    except (typer.Abort, KeyboardInterrupt):
+        return fail("interrupted", 130, as_json=as_json)
+    except MemoryError:
+        return fail("out of memory (see --max-memory and docs/safety.md)", as_json=as_json)
     except Exception as exc:
         if hasattr(exc, "format_message"):  # the parser's usage errors
-            return fail(exc.format_message().replace("\n", " "), getattr(exc, "exit_code", 2))
-        raise
+            return fail(exc.format_message(), getattr(exc, "exit_code", 2), as_json=as_json)
+        return _internal_error(exc, as_json)
     return result if isinstance(result, int) else 0
+
+
+def _internal_error(exc: Exception, as_json: bool) -> int:
+    """A bug of dfst's, not the user's: one line (the traceback with DFST_DEBUG=1), exit code 2."""
+    import os
+
+    if os.environ.get("DFST_DEBUG"):
+        raise exc
+    return fail(f"internal error: {type(exc).__name__}: {exc} (rerun with DFST_DEBUG=1 for the "
+                "traceback, and please report it)", as_json=as_json)
 
 
 def print_json(data: object) -> None:
@@ -70,10 +106,12 @@ def read_operand(text: str) -> str:
     """An operand, or `@FILE` for one too long for the command line (digits, whitespace ignored)."""
     if not text.startswith("@"):
         return text
-    try:
-        return "".join(Path(text[1:]).read_text().split())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DfstError(f"cannot read operand file {text[1:]}: {exc}") from None
+    from dfst.inputs import InputMissing, read_text
+
+    try:  # a regular file under the operand cap: @/dev/zero or a FIFO is refused, not read
+        return "".join(read_text(text[1:], "operand file", "operand_bytes").split())
+    except InputMissing:
+        raise DfstError(f"cannot read operand file {text[1:]}: it does not exist") from None
 
 
 def show_rows(rows: list[dict], columns: tuple[str, ...], title: str, *,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from dfst import records
 from dfst.cli.app import JsonOption, app, show_rows
 from dfst.io import read_json_file
 
@@ -25,9 +26,11 @@ def report_command(
 
 
 def _row(path: Path) -> dict:
-    report = read_json_file(path / "eval.json", f"{path}/eval.json is missing (run dfst eval {path} first)")
-    config = read_json_file(path / "config.json", f"{path}/config.json is missing (not a checkpoint)")
-    provenance = config.get("provenance") or {}
+    report = records.eval_report(read_json_file(
+        path / "eval.json", f"{path}/eval.json is missing (run dfst eval {path} first)"), f"{path}/eval.json")
+    config = records.require(read_json_file(
+        path / "config.json", f"{path}/config.json is missing (not a checkpoint)"), {}, f"{path}/config.json")
+    provenance = config.get("provenance") if isinstance(config.get("provenance"), dict) else {}
     label = f"{provenance.get('source', '?')} ({path.parent.name}/{path.name})"
     return {"task": report["task"], "model": label,
             "params": config.get("params"), "robust LG": report["robust_max_digits"],

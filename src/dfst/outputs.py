@@ -1,0 +1,202 @@
+"""Every write dfst makes goes through here: what it may replace, and how it writes (docs/safety.md).
+
+Three rules keep a user's files safe:
+1. Never through or over a link, a FIFO, a device or a socket: an output path is a regular file or
+   nothing, checked with lstat (the link itself, not what it points to).
+2. An existing file is replaced only with --force, and --force replaces only a *dfst artifact*: a
+   file that carries dfst's marker (`is_dfst_file`). A user's own file of the same name is refused.
+3. Files are written atomically: a temporary file beside the target, then a rename, so a crash or a
+   kill -9 leaves the old file or the new one, never half of either.
+Every refusal is a one-line DfstError naming the path (exit code 2), raised before any work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tempfile
+import zipfile
+from pathlib import Path
+
+from dfst import __version__
+from dfst.errors import DfstError
+
+# Carried inside every non-JSON file dfst writes (PNG/PDF/SVG metadata, a DOT comment).
+MARKER = "written by dfst"
+_PEEK = 16 * 1024  # markers sit in a file's first or last few KiB
+
+
+def marker_text() -> str:
+    """The marker with the version, for metadata fields and comments."""
+    return f"{MARKER} {__version__}"
+
+
+def plot_metadata(suffix: str) -> dict:
+    """matplotlib `savefig(metadata=...)` that puts the marker into a PNG, SVG or PDF."""
+    return {"Software": marker_text()} if suffix == ".png" else {"Creator": marker_text()}
+
+
+def file_kind(path: Path) -> str | None:
+    """'missing', 'file', or what else is at `path` (the link itself, never its target)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return "missing"
+    except NotADirectoryError:
+        return "missing"  # a parent is a file: reported by the parent check
+    for test, name in ((stat.S_ISREG, "file"), (stat.S_ISLNK, "symbolic link"), (stat.S_ISDIR, "directory"),
+                       (stat.S_ISFIFO, "FIFO"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return name
+    return "special file"
+
+
+def refuse_special(path: Path, what: str = "output path") -> None:
+    """A link, FIFO, device, socket or directory where dfst would write a file: a DfstError."""
+    kind = file_kind(path)
+    if kind not in ("missing", "file"):
+        raise DfstError(f"{what} {path} is a {kind}; dfst writes only regular files and never "
+                        "follows or replaces links or special files")
+
+
+def check_parent(path: Path) -> None:
+    """The directory that will hold `path` exists and is writable."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise DfstError(f"cannot write {path}: directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise DfstError(f"cannot write {path}: directory {parent} is not writable")
+
+
+def check_output_file(path: str | Path, *, force: bool = False) -> Path:
+    """Refuse, before any work, an output file that cannot or should not be (re)written."""
+    path = Path(path)
+    refuse_special(path)
+    if file_kind(path) == "file":
+        if not force:
+            raise DfstError(f"output file {path} already exists (pass --force to replace it)")
+        if not is_dfst_file(path):
+            raise DfstError(f"output file {path} was not written by dfst; --force replaces only "
+                            "dfst's own files (choose another path)")
+    check_parent(path)
+    return path
+
+
+def is_dfst_file(path: Path) -> bool:
+    """Does the regular file at `path` carry dfst's marker? Reads at most a few dozen KiB."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_PEEK)
+            f.seek(max(0, os.fstat(f.fileno()).st_size - _PEEK))
+            tail = f.read(_PEEK)
+    except OSError:
+        return False
+    if head.startswith(b"PK\x03\x04"):
+        return _is_dfst_zip(path)
+    if head.lstrip().startswith(b"{"):
+        return _is_dfst_json(path)
+    return MARKER.encode() in head or MARKER.encode() in tail
+
+
+def is_dfst_record(data: object) -> bool:
+    """A JSON object dfst wrote: a `format` of dfst's, or `dfst_version`, or a stored result."""
+    if not isinstance(data, dict):
+        return False
+    fmt = data.get("format")
+    legacy_result = "system" in data and "hardware" in data  # results from before the marker
+    return (isinstance(fmt, str) and fmt.startswith("dfst")) or "dfst_version" in data or legacy_result
+
+
+def _is_dfst_json(path: Path) -> bool:
+    from dfst.io import read_json_file
+
+    try:
+        return is_dfst_record(read_json_file(path, f"cannot read {path}"))
+    except DfstError:
+        return False
+
+
+def _is_dfst_zip(path: Path) -> bool:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            info = zf.getinfo("meta.json")
+            if info.file_size > 1 << 20 or info.flag_bits & 0x1:
+                return False
+            meta = json.loads(zf.read(info))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, RecursionError, NotImplementedError):
+        return False
+    return isinstance(meta, dict) and meta.get("format") == "dfst-pto"
+
+
+def write_atomic(path: str | Path, data: bytes) -> None:
+    """Write all of `data` to `path` or nothing at all; never through or over a link or special file."""
+    path = Path(path)
+    refuse_special(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".",
+                                   prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise DfstError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())  # the rename must not land before the bytes do
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise DfstError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def write_json(path: str | Path, data: object) -> None:
+    """`data` as indented JSON, atomically (NaN and infinity refused: they are not JSON)."""
+    try:
+        text = json.dumps(data, indent=1, allow_nan=False)
+    except ValueError as exc:
+        raise DfstError(f"cannot write {path}: {exc}") from None
+    write_atomic(path, (text + "\n").encode())
+
+
+def remove_own_file(path: Path) -> None:
+    """Remove a file dfst wrote earlier (a stale report); anything but a regular file is left alone."""
+    if file_kind(path) == "file":
+        try:
+            path.unlink()
+        except OSError as exc:
+            raise DfstError(f"cannot remove {path}: {exc.strerror}") from None
+
+
+def make_directory(path: Path, what: str = "output directory") -> Path:
+    """Create `path` (and parents) unless it is already a real directory; never through a link."""
+    kind = file_kind(path)
+    if kind not in ("missing", "directory"):
+        raise DfstError(f"{what} {path} is a {kind}, not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DfstError(f"cannot create {what} {path}: {exc.strerror}") from None
+    if not os.access(path, os.W_OK):
+        raise DfstError(f"{what} {path} is not writable")
+    return path
+
+
+def replace_between(text: str, start_mark: str, end_mark: str, block: str, where: str = "the text") -> str:
+    """`text` with everything strictly between the two markers replaced by a newline and `block`."""
+    start, end = text.find(start_mark), text.find(end_mark)
+    if start < 0 or end < start:
+        raise DfstError(f"{where} has no {start_mark} ... {end_mark} block")
+    return text[: start + len(start_mark)] + "\n" + block + text[end:]
+
+
+def rewrite_between(path: str | Path, start_mark: str, end_mark: str, block: str) -> None:
+    """Replace the marked block of a file (a README's generated table); nothing else changes."""
+    path = Path(path)
+    refuse_special(path, "file to rewrite")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DfstError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    write_atomic(path, replace_between(text, start_mark, end_mark, block, str(path)).encode())
