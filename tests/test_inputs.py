@@ -371,3 +371,140 @@ def test_pickle_is_not_safetensors(tmp_path):
     torch.save({"A": torch.zeros(2)}, buf)
     with pytest.raises(DfstError, match="damaged or not safetensors"):
         load_safetensors_bytes(buf.getvalue(), "model")
+
+
+# ---- the readers that go through dfst.inputs, and the CLI on top of them ------------------------
+
+def saved_checkpoint(directory: Path) -> Path:
+    from dfst.checkpoint import save_checkpoint
+    from dfst.compile import compile_agent
+    from dfst.tasks import TASKS
+
+    save_checkpoint(compile_agent(TASKS["add2"].agent), directory, {"source": "test"})
+    return directory
+
+
+def saved_dataset(path: Path) -> Path:
+    from dfst.data import record_dataset, save_dataset
+    from dfst.tasks import TASKS
+
+    save_dataset(record_dataset(TASKS["add2"], 3, 3, seed=0), path)
+    return path
+
+
+def test_cli_operand_from_dev_zero_is_refused_at_once(capsys):
+    from cli_helpers import assert_one_line_error, run
+
+    with within(10):
+        code, _, err = run(capsys, "solve", "add2", "@/dev/zero", "1")
+    assert_one_line_error(code, err, "operand file /dev/zero is a character device, not a regular file")
+
+
+def test_cli_operand_over_cap(capsys, tmp_path, monkeypatch):
+    from cli_helpers import assert_one_line_error, run
+
+    (tmp_path / "a.txt").write_text("1" * 3000)
+    monkeypatch.setenv("DFST_MAX_OPERAND_BYTES", "2K")
+    code, _, err = run(capsys, "solve", "add2", f"@{tmp_path / 'a.txt'}", "1")
+    assert_one_line_error(code, err, "over the cap of 2.0 KiB", "DFST_MAX_OPERAND_BYTES")
+
+
+def test_cli_deeply_nested_agent(capsys, tmp_path):
+    from cli_helpers import assert_one_line_error, run
+
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    code, _, err = run(capsys, "solve", "--agent", tmp_path / "deep.json", "add2", "1", "1")
+    assert_one_line_error(code, err, "deep.json nests deeper than 64 levels")
+
+
+def test_cli_zip_bomb_dataset(capsys, tmp_path):
+    from cli_helpers import assert_one_line_error, run
+
+    members = {"meta.json": b"{}", "reads.npy": bytes(64 * MiB)}
+    write_zip(tmp_path / "bomb.zip", members)
+    code, _, err = run(capsys, "data", "--inspect", tmp_path / "bomb.zip")
+    assert_one_line_error(code, err, "bomb.zip", "reads.npy inflates", "a zip bomb?")
+
+
+def test_dataset_member_with_a_huge_npy_shape(tmp_path):
+    from dfst.data import load_dataset
+
+    path = saved_dataset(tmp_path / "d.pto.zip")
+    with zipfile.ZipFile(path) as zf:
+        members = {name: zf.read(name) for name in zf.namelist()}
+    members["reads.npy"] = members["reads.npy"].replace(b"'shape': (", b"'shape': (99999999999")
+    write_zip(tmp_path / "e.pto.zip", members)
+    with pytest.raises(DfstError, match="does not fit"):
+        load_dataset(tmp_path / "e.pto.zip")
+
+
+def test_dataset_that_is_a_fifo(tmp_path):
+    from dfst.data import load_dataset
+
+    os.mkfifo(tmp_path / "d.pto.zip")
+    with within(5), pytest.raises(DfstError, match="FIFO"):
+        load_dataset(tmp_path / "d.pto.zip")
+
+
+def test_cli_eval_of_weights_linked_to_dev_zero(capsys, tmp_path):
+    from cli_helpers import assert_one_line_error, run
+
+    directory = saved_checkpoint(tmp_path / "ck")
+    (directory / "model.safetensors").unlink()
+    (directory / "model.safetensors").symlink_to("/dev/zero")
+    with within(20):
+        code, _, err = run(capsys, "eval", directory)
+    assert_one_line_error(code, err, "model.safetensors (a link to /dev/zero) is a character device")
+
+
+def test_checkpoint_config_that_is_a_fifo(tmp_path):
+    from dfst.checkpoint import load_checkpoint
+
+    directory = saved_checkpoint(tmp_path / "ck")
+    (directory / "config.json").unlink()
+    os.mkfifo(directory / "config.json")
+    with within(5), pytest.raises(DfstError, match="config.json is a FIFO"):
+        load_checkpoint(directory)
+
+
+def test_results_with_deep_json(tmp_path):
+    from dfst.baselines.results import load_results
+
+    (tmp_path / "r.json").write_text('{"system": ' + "[" * 5000 + "]" * 5000 + "}")
+    with pytest.raises(DfstError, match="nests deeper"):
+        load_results(tmp_path)
+
+
+def test_metrics_log_skips_torn_and_odd_lines(tmp_path):
+    from dfst.train_state import read_metrics
+
+    (tmp_path / "m.jsonl").write_bytes(b'{"iteration": 1, "loss": NaN}\n[1]\n' + b"[" * 10_000 + b'\n{"itera')
+    (record,) = read_metrics(tmp_path / "m.jsonl")
+    assert record["iteration"] == 1 and record["loss"] != record["loss"]
+
+
+def big_agent(states: int) -> dict:
+    """A chain q0 -> q1 -> ... -> halt with two rules per state."""
+    rules = [{"state": f"q{i}", "read": s, "next": f"q{i + 1}" if i + 1 < states else "halt", "write": s,
+              "move": "R" if i + 1 < states else "S"} for i in range(states) for s in "01"]
+    return {"format": "dfst-agent", "version": 1, "name": "big", "states": [f"q{i}" for i in range(states)]
+            + ["halt"], "alphabet": ["0", "1", "_"], "blank": "_", "initial": "q0", "final": "halt",
+            "rules": rules}
+
+
+def test_agent_validation_is_linear():
+    """10^5 states and 2x10^5 rules: names.count and set(states) per rule made this 77 s."""
+    from dfst.automata import transducer_from_dict
+
+    agent = transducer_from_dict(big_agent(100_000))
+    assert agent.d == 100_001 and len(agent.rules) == 200_000
+
+
+def test_agent_error_lists_a_bounded_number_of_problems():
+    from dfst.automata import AgentError, transducer_from_dict
+
+    data = big_agent(1000)
+    data["states"] = data["states"] * 2  # every state listed twice
+    with pytest.raises(AgentError) as exc:
+        transducer_from_dict(data)
+    assert len(exc.value.problems) == 1001 and str(exc.value).endswith("; and 981 more")

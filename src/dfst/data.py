@@ -33,7 +33,6 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +43,7 @@ import dfst
 from dfst.automata import MOVE_INDEX, MOVES
 from dfst.errors import DfstError
 from dfst.grid.world import Outcome
+from dfst.inputs import parse_json, read_zip_members
 from dfst.io import check_writable, write_atomic
 from dfst.rollout import run_table
 from dfst.tasks.base import Instance, Task, random_operand
@@ -190,34 +190,19 @@ def load_dataset(path: str | Path) -> PtoDataset:
 
 
 def _read_members(path: Path) -> dict[str, bytes]:
-    if not path.exists():
-        raise DfstError(f"dataset file {path} does not exist")
-    if path.is_dir():
-        raise DfstError(f"dataset path {path} is a directory, not a file")
-    try:
-        with zipfile.ZipFile(path) as zf:
-            names = set(zf.namelist())
-            if "meta.json" not in names:
-                raise DfstError(f"{path} is not a dfst PTO dataset (a zip without meta.json)")
-            missing = [m for m in MEMBERS if m not in names]
-            if missing:
-                raise DfstError(f"{path} is damaged: member {missing[0]} is missing")
-            return {m: zf.read(m) for m in MEMBERS}
-    except OSError as exc:
-        raise DfstError(f"cannot read dataset file {path}: {exc.strerror or exc}") from None
-    except zipfile.BadZipFile as exc:
-        if "not a zip file" in str(exc):
-            raise DfstError(f"{path} is not a dfst PTO dataset (not a zip file, or truncated)") from None
-        raise DfstError(f"{path} is corrupted: {exc}") from None
-    except (zlib.error, EOFError, ValueError, NotImplementedError) as exc:
-        raise DfstError(f"{path} is corrupted: {exc}") from None
+    """The five members, read through dfst.inputs: a regular file, member count, inflated size and
+    ratio caps, no encryption, CRC checked."""
+    members = read_zip_members(path, MEMBERS, "dfst PTO dataset")
+    if "meta.json" not in members:
+        raise DfstError(f"{path} is not a dfst PTO dataset (a zip without meta.json)")
+    missing = [m for m in MEMBERS if m not in members]
+    if missing:
+        raise DfstError(f"{path} is damaged: member {missing[0]} is missing")
+    return members
 
 
 def _parse_meta(path: Path, raw: bytes) -> dict:
-    try:
-        meta = json.loads(raw.decode())
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DfstError(f"{path} is damaged: meta.json is not valid JSON ({exc})") from None
+    meta = parse_json(raw, f"{path} is damaged: meta.json")  # depth and size caps, no NaN
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         found = meta.get("format") if isinstance(meta, dict) else None
         raise DfstError(f"{path} is not a dfst PTO dataset (format {found!r}, expected {FORMAT!r})")
@@ -259,6 +244,7 @@ def _meta_problem(meta: dict) -> str | None:
 
 def _parse_array(path: Path, raw: bytes, name: str, dtype: type) -> np.ndarray:
     try:
+        _check_npy_size(raw)
         array = np.load(io.BytesIO(raw), allow_pickle=False)
     except (ValueError, EOFError, OSError) as exc:
         raise DfstError(f"{path} is damaged: {name}.npy is not a valid array ({exc})") from None
@@ -266,6 +252,22 @@ def _parse_array(path: Path, raw: bytes, name: str, dtype: type) -> np.ndarray:
         what = f"{array.dtype} {array.shape}" if isinstance(array, np.ndarray) else type(array).__name__
         raise DfstError(f"{path} is damaged: {name}.npy is {what}, expected 1-D {np.dtype(dtype)}")
     return array
+
+
+def _check_npy_size(raw: bytes) -> None:
+    """The .npy header's shape must fit the bytes after it: np.load allocates the declared shape
+    before reading (a 150-byte member declaring 10^11 elements was a MemoryError)."""
+    buf = io.BytesIO(raw)
+    version = np.lib.format.read_magic(buf)
+    readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+    if version not in readers:
+        raise ValueError(f"unsupported .npy version {version}")
+    shape, _, dtype = readers[version](buf)
+    size = 1
+    for n in shape:
+        size *= n
+        if n < 0 or size * dtype.itemsize > len(raw):
+            raise ValueError(f"shape {shape} does not fit in {len(raw):,} bytes")
 
 
 def _check_consistent(path: Path, ds: PtoDataset, meta: dict) -> None:

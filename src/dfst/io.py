@@ -4,7 +4,6 @@ dfst.outputs (which owns every write) for the modules that still import it from 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from dfst.errors import DfstError

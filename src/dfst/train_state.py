@@ -26,16 +26,22 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import struct
 from pathlib import Path
 
 import torch
-from safetensors.torch import load as load_safetensors
 from safetensors.torch import save as save_safetensors
 
 from dfst.checkpoint import CONFIG_FILE as CHECKPOINT_CONFIG
 from dfst.checkpoint import TENSORS, WEIGHTS_FILE
 from dfst.errors import DfstError
+from dfst.inputs import (
+    InputMissing,
+    check_safetensors_header,
+    load_safetensors_bytes,
+    parse_json,
+    read_bytes,
+    read_json_if_exists,
+)
 from dfst.io import write_atomic
 from dfst.run_guard import (
     LOCK_FILE,
@@ -209,12 +215,9 @@ def save_run_state(out: Path, model: torch.nn.Module, optimizer: torch.optim.Ada
 
 def read_json(path: Path) -> dict | None:
     """A JSON object from `path`, or None if there is no file; damage is a one-line DfstError."""
-    try:
-        data = json.loads(path.read_text())
-    except (FileNotFoundError, NotADirectoryError):
+    data = read_json_if_exists(path, "run file")  # a regular file, size and depth caps, no NaN
+    if data is None:
         return None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DfstError(f"cannot read {path}: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):
         raise DfstError(f"{path} does not hold a JSON object")
     return data
@@ -231,17 +234,19 @@ def append_metrics(path: Path, record: dict) -> None:
 
 
 def read_metrics(path: str | Path) -> list[dict]:
-    """The complete records of a metrics log, in order."""
-    records = []
+    """The complete records of a metrics log, in order (NaN losses included)."""
     try:
-        lines = Path(path).read_text().splitlines()
-    except FileNotFoundError:
-        return records
+        lines = read_bytes(path, "metrics log", "metrics_bytes").splitlines()
+    except InputMissing:
+        return []
+    records = []
     for line in lines:
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
+            record = parse_json(line, f"metrics log {path}", allow_nan=True)
+        except DfstError:
             continue  # the partial last line of a killed run
+        if isinstance(record, dict):
+            records.append(record)
     return records
 
 
@@ -271,25 +276,25 @@ def train_state_bytes(model: torch.nn.Module, optimizer: torch.optim.Adam, info:
 def load_train_state(path: Path, model: torch.nn.Module, optimizer: torch.optim.Adam) -> dict | None:
     """Restore weights and Adam state saved by `save_train_state`; returns its info, or None if no file."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+        raw = read_bytes(path, "training state", "checkpoint_bytes")
+    except InputMissing:
         return None
-    except OSError as exc:
-        raise DfstError(f"cannot read training state {path}: {exc.strerror}") from None
+    what = f"training state {path}"
     try:
-        tensors, metadata = load_safetensors(raw), _header_metadata(raw)
-        info = json.loads(metadata["info"])
+        metadata = _header_metadata(raw, what)  # checked before any tensor is made
+        tensors = load_safetensors_bytes(raw, what)
         if metadata.get("format") != STATE_FORMAT:
-            raise ValueError(f"format {metadata.get('format')!r}")
-    except Exception as exc:  # any damage: the parser's, the header's or the JSON's
-        raise DfstError(f"training state {path} is damaged: {' '.join(str(exc).split())} "
-                        "(delete it, or --force to start over)") from None
+            raise DfstError(f"{what} is damaged: format {metadata.get('format')!r}, not {STATE_FORMAT!r}")
+        info = parse_json(metadata.get("info", ""), f"{what}: its info")
+        if not isinstance(info, dict):
+            raise DfstError(f"{what} is damaged: its info is not a JSON object")
+        _check_state_tensors(tensors, model, what)
+    except DfstError as exc:
+        raise DfstError(f"{exc} (delete it, or --force to start over)") from None
     state = {}
     for index, name in enumerate(TENSORS):
         target = getattr(model, name)
-        value = tensors.get(f"model.{name}")
-        if value is None or value.shape != target.shape:
-            raise DfstError(f"training state {path} does not match the model (tensor {name})")
+        value = tensors[f"model.{name}"]
         with torch.no_grad():
             target.copy_(value)
         slots = {slot: tensors[f"adam.{name}.{slot}"] for slot in ADAM_SLOTS
@@ -300,7 +305,24 @@ def load_train_state(path: Path, model: torch.nn.Module, optimizer: torch.optim.
     return info
 
 
-def _header_metadata(raw: bytes) -> dict:
-    """The `__metadata__` of a safetensors file: an 8-byte little-endian length, then JSON."""
-    (length,) = struct.unpack("<Q", raw[:8])
-    return json.loads(raw[8:8 + length])["__metadata__"]
+def _header_metadata(raw: bytes, what: str) -> dict:
+    """The `__metadata__` of a safetensors file (strings only), its whole header checked first."""
+    metadata = check_safetensors_header(raw, what).get("__metadata__")
+    if metadata is None:
+        raise DfstError(f"{what} is damaged: its header has no __metadata__")
+    return metadata
+
+
+def _check_state_tensors(tensors: dict, model: torch.nn.Module, what: str) -> None:
+    """Each weight and Adam slot float32 of its parameter's shape (the step a scalar), so that
+    restoring cannot fail half-way and the next optimiser step cannot crash."""
+    for name in TENSORS:
+        shape = tuple(getattr(model, name).shape)
+        expected = {f"model.{name}": shape, f"adam.{name}.exp_avg": shape, f"adam.{name}.exp_avg_sq": shape,
+                    f"adam.{name}.step": ()}
+        for key, want in expected.items():
+            value = tensors.get(key)
+            if value is None and key.startswith("adam."):
+                continue  # a state saved before the first step has no Adam slots
+            if value is None or tuple(value.shape) != want or value.dtype != torch.float32:
+                raise DfstError(f"{what} does not match the model (tensor {key})")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from dfst.baselines.common import BaselineResult
 from dfst.errors import DfstError
+from dfst.inputs import read_json
 from dfst.io import check_writable, replace_between, rewrite_between, write_atomic
 from dfst.tasks import TASKS
 
@@ -49,10 +50,7 @@ def load_results(root: Path) -> list[dict]:
         raise DfstError(f"results directory {root} does not exist")
     found = []
     for path in sorted(root.rglob("*.json")):
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise DfstError(f"{path} is not a readable JSON file ({exc})") from None
+        data = read_json(path, "result file")  # a regular file, size and depth caps, no NaN
         if isinstance(data, dict) and "system" in data:
             found.append(_checked(path, data))
     return found
