@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -93,3 +92,149 @@ def test_train_force_refuses_a_foreign_config(capsys, tmp_path):
     code, _, err = run(capsys, "train", "add2", *QUICK, "--force", "--out", tmp_path)
     assert_one_line_error(code, err, "not a dfst training run config")
     assert (tmp_path / "config.json").read_text() == '{"mine": 1}'
+
+
+# ----------------------------------------------------------------------------- the lock
+
+HOLD = ("import sys, time; from dfst.run_guard import run_lock\n"
+        "with run_lock(sys.argv[1], 'dfst train add2 --out elsewhere'):\n"
+        "    print('locked', flush=True); time.sleep(60)")
+
+
+def hold_lock(directory: Path) -> subprocess.Popen:
+    """Another process holding the run lock of `directory` until killed."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(directory)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "locked"
+    return proc
+
+
+def test_a_second_writer_is_refused_naming_the_holder_and_a_killed_holder_never_blocks(capsys, tmp_path):
+    out = tmp_path / "R"
+    holder = hold_lock(out)
+    try:
+        code, _, err = run(capsys, "train", "add2", *QUICK, "--out", out)
+        assert_one_line_error(code, err, f"{out} is in use by dfst pid {holder.pid}", "dfst train add2")
+        assert sorted(os.listdir(out)) == [".dfst.lock"]  # nothing written
+    finally:
+        holder.kill()
+        holder.wait()
+    assert (out / ".dfst.lock").exists()  # left behind by kill -9, but no longer locked
+    assert run_json(capsys, "train", "add2", *QUICK, "--out", out)["iterations"] == 6
+    assert not (out / ".dfst.lock").exists()
+
+
+def test_until_certified_and_reproduce_take_the_lock(capsys, tmp_path):
+    holder = hold_lock(tmp_path / "D")
+    try:
+        code, _, err = run(capsys, "train", "add2", *ROUNDS, "--out", tmp_path / "D")
+        assert_one_line_error(code, err, "is in use by dfst pid")
+        code, _, err = run(capsys, "reproduce", "--tasks", "add2:1", "--iters", "5", "--restarts", "1",
+                           "--runs", tmp_path / "runs", "--results", tmp_path / "D")
+        assert_one_line_error(code, err, "is in use by dfst pid")
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+# ----------------------------------------------------------------------------- the manifest
+
+
+class Interrupt(Exception):
+    pass
+
+
+def stop_at(iteration: int):
+    def progress(record: dict) -> None:
+        if record["iteration"] == iteration:
+            raise Interrupt
+    return progress
+
+
+def tiny(**fields):
+    from dfst.train import TrainConfig
+
+    return TrainConfig(**{"samples": 4, "max_digits": 2, "iters": 20, "restarts": 1, "eval_every": 0,
+                          "checkpoint_every": 5, **fields})
+
+
+def unfinished(out: Path, at: int = 12) -> None:
+    from dfst.train import train
+
+    with pytest.raises(Interrupt):
+        train(tiny(), out, command="test", progress=stop_at(at))
+
+
+def test_manifest_lists_every_file_but_the_metrics(tmp_path):
+    from dfst.run_guard import check_manifest, file_entry, read_manifest
+    from dfst.train import train
+
+    train(tiny(), tmp_path, command="test")
+    files = read_manifest(tmp_path)
+    assert set(files) == {"config.json", "data.pto.zip", "train_state.safetensors", "summary.json",
+                          "model/model.safetensors", "model/config.json", "extracted/model.safetensors",
+                          "extracted/config.json", "extracted/agent.json"}
+    assert all(file_entry(tmp_path / name) == entry for name, entry in files.items())
+    check_manifest(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["data.pto.zip", "train_state.safetensors", "config.json"])
+def test_a_damaged_unfinished_run_is_an_error_not_finished(tmp_path, name):
+    from dfst.errors import DfstError
+    from dfst.train import train
+
+    unfinished(tmp_path)
+    path = tmp_path / name
+    if name == "config.json":  # still parses, same config: only the checksum sees it
+        path.write_text(path.read_text().replace('"command": "test"', '"command": "tested"'))
+    else:
+        os.truncate(path, path.stat().st_size // 2)
+    with pytest.raises(DfstError, match=f"{name} has changed since dfst wrote it .sha256 mismatch") as info:
+        train(tiny(), tmp_path, command="test")
+    assert "\n" not in str(info.value) and not (tmp_path / "summary.json").exists()
+
+
+@pytest.mark.parametrize("name", ["model/model.safetensors", "extracted/agent.json", "summary.json"])
+def test_a_finished_run_with_a_damaged_file_is_an_error_not_its_summary(tmp_path, name):
+    from dfst.errors import DfstError
+    from dfst.train import train
+
+    train(tiny(), tmp_path, command="test")
+    with open(tmp_path / name, "ab") as f:
+        f.write(b" ")
+    with pytest.raises(DfstError, match=f"{name} has changed since dfst wrote it .*--force"):
+        train(tiny(), tmp_path, command="test")
+
+
+def test_a_run_from_before_manifests_resumes_and_its_data_is_still_checked(tmp_path):
+    from dfst.errors import DfstError
+    from dfst.train import train
+
+    unfinished(tmp_path / "a")
+    (tmp_path / "a" / "manifest.json").unlink()
+    assert train(tiny(), tmp_path / "a", command="test")["iterations"] == 20
+    unfinished(tmp_path / "b")
+    (tmp_path / "b" / "manifest.json").unlink()
+    os.truncate(tmp_path / "b" / "data.pto.zip", 100)
+    with pytest.raises(DfstError, match="data.pto.zip has changed since dfst wrote it"):
+        train(tiny(), tmp_path / "b", command="test")
+
+
+def test_a_kill_between_a_write_and_its_manifest_entry_still_resumes(tmp_path, monkeypatch):
+    """The manifest accepts the old file or the new one while a replacement is pending."""
+    import dfst.run_guard
+    from dfst.train import train
+
+    unfinished(tmp_path, at=7)  # state at iteration 5 recorded
+    real = dfst.run_guard.write_atomic
+
+    def killed_before_the_rename(path, data):
+        if Path(path).name == "train_state.safetensors":
+            raise Interrupt  # the manifest already accepts both; the old state stays
+        real(path, data)
+    monkeypatch.setattr(dfst.run_guard, "write_atomic", killed_before_the_rename)
+    with pytest.raises(Interrupt):
+        train(tiny(), tmp_path, command="test")
+    monkeypatch.undo()
+    pending = json.loads((tmp_path / "manifest.json").read_text())["files"]["train_state.safetensors"]
+    assert "previous" in pending
+    assert train(tiny(), tmp_path, command="test")["resumed_from"] == 5
