@@ -12,9 +12,10 @@ one() {
   [ -f "$dir/summary.json" ] || dfst train add2 --out "$dir" --seed "$s" --samples 20 --max-digits 3 \
     --iters 100000 --noise 0.05 --l1 1e-5 --extract --eval-every 5000 --eval-digits 100,1000 \
     --target-digits 1000 --forward loop --json > /dev/null
-  dfst eval "$dir/model" --digits 100,1000,100000 --rescale --json > /dev/null
+  # eval exits 1 when a length is not exact: a result to record, not an error of the script
+  dfst eval "$dir/model" --digits 100,1000,100000 --rescale --json > /dev/null || [ $? -eq 1 ]
   if dfst extract "$dir" --out "$dir/extracted" --force --json > /dev/null; then
-    dfst eval "$dir/extracted" --digits 100,1000,100000 --json > /dev/null
+    dfst eval "$dir/extracted" --digits 100,1000,100000 --json > /dev/null || [ $? -eq 1 ]
   fi
 }
 set -- $SEEDS

@@ -70,6 +70,11 @@ def check_parent(path: Path) -> None:
         raise DfstError(f"cannot write {path}: directory {parent} is not writable")
 
 
+def writable_directory(path: Path) -> bool:
+    """Can this process create files in `path`? (A read-only mount is only seen on writing.)"""
+    return path.is_dir() and os.access(path, os.W_OK)
+
+
 def check_output_file(path: str | Path, *, force: bool = False) -> Path:
     """Refuse, before any work, an output file that cannot or should not be (re)written."""
     path = Path(path)
@@ -167,6 +172,18 @@ def remove_own_file(path: Path) -> None:
             path.unlink()
         except OSError as exc:
             raise DfstError(f"cannot remove {path}: {exc.strerror}") from None
+
+
+def temporary_names(directory: Path, name: str) -> list[Path]:
+    """The temporary files `write_atomic` makes for `name` (left behind only by a kill -9)."""
+    return [p for p in directory.glob(f".{name}.*.tmp") if file_kind(p) == "file"]
+
+
+def remove_stale_temporaries(directory: Path, names: tuple[str, ...]) -> None:
+    """Remove what a killed write of one of `names` left in `directory`; nothing else."""
+    for name in names:
+        for path in temporary_names(directory, name):
+            path.unlink(missing_ok=True)
 
 
 def make_directory(path: Path, what: str = "output directory") -> Path:

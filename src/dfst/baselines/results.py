@@ -14,10 +14,12 @@ import statistics
 from dataclasses import fields
 from pathlib import Path
 
+from dfst import __version__
 from dfst.baselines.common import BaselineResult
 from dfst.errors import DfstError
 from dfst.inputs import read_json
 from dfst.io import check_writable, replace_between, rewrite_between, write_atomic
+from dfst.outputs import make_directory
 from dfst.tasks import TASKS
 
 RESULTS_DIR = Path("results")
@@ -39,9 +41,9 @@ def save_result(result: BaselineResult, path: Path, *, overwrite: bool = False) 
 def save_record(record: dict, path: Path, *, overwrite: bool = False) -> None:
     """Write any result-like dict (a baseline's own task too) as JSON, atomically, never over a file
     unless told to."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_directory(path.parent, "results directory")
     check_writable(path, overwrite=overwrite)
-    write_atomic(path, (json.dumps(record, indent=1) + "\n").encode())
+    write_atomic(path, (json.dumps({"dfst_version": __version__} | record, indent=1) + "\n").encode())
 
 
 def load_results(root: Path) -> list[dict]:
