@@ -314,15 +314,20 @@ def _header_metadata(raw: bytes, what: str) -> dict:
 
 
 def _check_state_tensors(tensors: dict, model: torch.nn.Module, what: str) -> None:
-    """Each weight and Adam slot float32 of its parameter's shape (the step a scalar), so that
-    restoring cannot fail half-way and the next optimiser step cannot crash."""
+    """Each weight float32 of its parameter's shape, and its Adam slots all there (or none, before
+    the first step) with the same shape and a scalar step, so that restoring cannot fail half-way
+    and the next optimiser step cannot crash."""
     for name in TENSORS:
         shape = tuple(getattr(model, name).shape)
-        expected = {f"model.{name}": shape, f"adam.{name}.exp_avg": shape, f"adam.{name}.exp_avg_sq": shape,
-                    f"adam.{name}.step": ()}
-        for key, want in expected.items():
-            value = tensors.get(key)
-            if value is None and key.startswith("adam."):
-                continue  # a state saved before the first step has no Adam slots
-            if value is None or tuple(value.shape) != want or value.dtype != torch.float32:
-                raise DfstError(f"{what} does not match the model (tensor {key})")
+        _check_state_tensor(tensors.get(f"model.{name}"), shape, f"model.{name}", what)
+        slots = {f"adam.{name}.{slot}": () if slot == "step" else shape for slot in ADAM_SLOTS}
+        present = [key for key in slots if key in tensors]
+        if present and len(present) != len(slots):
+            raise DfstError(f"{what} is damaged: it holds only part of the Adam state of {name}")
+        for key in present:
+            _check_state_tensor(tensors[key], slots[key], key, what)
+
+
+def _check_state_tensor(value: torch.Tensor | None, shape: tuple, key: str, what: str) -> None:
+    if value is None or tuple(value.shape) != shape or value.dtype != torch.float32:
+        raise DfstError(f"{what} does not match the model (tensor {key})")
