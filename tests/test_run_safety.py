@@ -238,3 +238,67 @@ def test_a_kill_between_a_write_and_its_manifest_entry_still_resumes(tmp_path, m
     pending = json.loads((tmp_path / "manifest.json").read_text())["files"]["train_state.safetensors"]
     assert "previous" in pending
     assert train(tiny(), tmp_path, command="test")["resumed_from"] == 5
+
+
+# ----------------------------------------------------------------------------- reproduce keys
+
+REPO = Path(__file__).resolve().parents[1]
+SEED = ("reproduce", "--tasks", "add2:1", "--restarts", "1", "--time-budget", "5")
+
+
+def test_reproduce_refuses_stale_results_and_offers_rerun_or_accept_stored(capsys, tmp_path):
+    where = ("--runs", tmp_path / "R", "--results", tmp_path / "S")
+    run_json(capsys, *SEED, "--iters", "5", *where)
+    result = tmp_path / "S" / "add2-s0.json"
+    stored = json.loads(result.read_text())
+    assert stored["key"]["train"]["iters"] == 5 and stored["key"]["eval"]["time_budget"] == 5
+    before = tree(tmp_path)
+    code, _, err = run(capsys, *SEED, "--iters", "6", *where)
+    assert_one_line_error(code, err, str(result), "train.iters=5, not 6", "--rerun", "--accept-stored")
+    code, _, err = run(capsys, *SEED[:-1], "9", "--iters", "5", *where)
+    assert_one_line_error(code, err, "eval.time_budget=5.0, not 9.0")
+    assert tree(tmp_path) == before
+    code, out, err = run(capsys, *SEED, "--iters", "6", *where, "--accept-stored", "--json")
+    assert code == 0 and json.loads(out) and "--accept-stored" in err and tree(tmp_path) == before
+    run_json(capsys, *SEED, "--iters", "6", *where, "--rerun")
+    assert json.loads(result.read_text())["key"]["train"]["iters"] == 6
+    assert json.loads((tmp_path / "R" / "add2" / "s0" / "config.json").read_text())["train"]["iters"] == 6
+
+
+def test_reproduce_refuses_a_stale_run_without_rerun(capsys, tmp_path):
+    where = ("--runs", tmp_path / "R", "--results", tmp_path / "S")
+    run_json(capsys, *SEED, "--iters", "5", *where)
+    for path in (tmp_path / "S").iterdir():
+        path.unlink()
+    code, _, err = run(capsys, *SEED, "--iters", "6", *where)
+    assert_one_line_error(code, err, str(tmp_path / "R" / "add2" / "s0"), "iters=5, not 6", "--rerun")
+    assert run_json(capsys, *SEED, "--iters", "6", *where, "--rerun")
+
+
+def test_reproduce_never_replaces_a_file_it_did_not_write(capsys, tmp_path):
+    (tmp_path / "S").mkdir()
+    (tmp_path / "S" / "add2-s0.json").write_text('{"mine": true}')
+    code, _, err = run(capsys, *SEED, "--iters", "5", "--runs", tmp_path / "R", "--results", tmp_path / "S",
+                       "--rerun")
+    assert_one_line_error(code, err, "is not dfst's DFST result of add2 seed 0")
+    assert (tmp_path / "S" / "add2-s0.json").read_text() == '{"mine": true}'
+
+
+def test_the_committed_results_are_reused_without_training(tmp_path, monkeypatch):
+    """`dfst reproduce --tasks add2,add10,mult2,mult10:2 --seeds 10` on results stored before keys."""
+    import shutil
+
+    import dfst.reproduce
+    from dfst.cli.reproduce import seed_plan
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("reproduce would train again")
+    monkeypatch.setattr(dfst.reproduce, "train", no_training)
+    results = tmp_path / "dfst"
+    shutil.copytree(REPO / "results" / "dfst", results)
+    before = tree(results)
+    plan = seed_plan("add2,add10,mult2,mult10:2", seeds=10, first_seed=0)
+    rows = dfst.reproduce.reproduce(plan, tmp_path / "runs", results)
+    seeds = {(r["task"], r["seeds"]) for r in rows}
+    assert seeds == {("add2", 10), ("add10", 10), ("mult2", 10), ("mult10", 2)}
+    assert tree(results) == before and not (tmp_path / "runs").exists()

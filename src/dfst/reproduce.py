@@ -6,10 +6,19 @@ length-generalisation protocol (hard instances + 10 random pairs per length, h r
 DFST (model/) and the automaton read off it (extracted/, an exact DFST of the same k and d at
 most). Each becomes a result JSON in the schema of `dfst table` (systems "DFST" and
 "DFST (extracted)"). A seed whose results exist is not trained again.
+
+A stored result carries its key: the sha256 of everything that determines it (the full TrainConfig,
+the evaluation protocol, RESULT_SCHEMA) and those inputs themselves. A result stored under another
+key is never reused silently: `reproduce` refuses, naming the fields that differ, unless told to
+train and evaluate again (`rerun`, replacing dfst's own stale result and run) or to use the stored
+results as they are (`accept_stored`, said on stderr). Results from before keys hold their
+TrainConfig as "config" and were evaluated with the default protocol; they are matched on those.
+The results directory is locked for the whole run (`dfst.run_guard`), each training run by `train`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 import time
@@ -19,14 +28,54 @@ from pathlib import Path
 
 from dfst.baselines.common import BaselineResult, hardware
 from dfst.checkpoint import load_checkpoint
+from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
-from dfst.io import write_atomic
+from dfst.io import read_json_file, write_atomic
 from dfst.recipes import TARGET_DIGITS, recipe
 from dfst.rollout import DfstWeights
+from dfst.run_guard import FORCE_HINT, path_kind, run_lock
 from dfst.tasks import get_task
-from dfst.train import train
+from dfst.train import TrainConfig, train
+from dfst.train_state import check_run_dir, check_run_files, run_differences
 
 SYSTEMS = {"DFST": "model", "DFST (extracted)": "extracted"}
+RESULT_SCHEMA = 1  # bump when what a stored result holds, or how it is computed, changes
+DEFAULT_TIME_BUDGET = 300.0
+
+
+def eval_protocol(task: str, time_budget: float = DEFAULT_TIME_BUDGET) -> dict:
+    """The length-generalisation protocol a result is evaluated with (plain JSON)."""
+    return {"digits": [10, 100, 1000], "random": 10, "rescale": True, "until_fail": True,
+            "ladder_factor": 10.0, "target_digits": TARGET_DIGITS[task], "time_budget": time_budget}
+
+
+def result_key(cfg: TrainConfig, protocol: dict) -> dict:
+    """{"sha256", "schema", "train", "eval"}: everything that determines a stored result."""
+    body = {"schema": RESULT_SCHEMA, "train": json.loads(json.dumps(asdict(cfg))), "eval": protocol}
+    digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    return {"sha256": digest, **body}
+
+
+def stored_key(record: dict, task: str) -> dict:
+    """The key a stored result carries; one from before keys: its config, the default protocol."""
+    key = record.get("key")
+    if isinstance(key, dict):
+        return key
+    return {"schema": RESULT_SCHEMA, "train": record.get("config"), "eval": eval_protocol(task)}
+
+
+def key_differences(old: dict, new: dict) -> list[str]:
+    """`field=stored, not wanted` for every input in which a stored key differs from `new`. A
+    TrainConfig field the stored config lacks (added since) counts as its default."""
+    defaults = json.loads(json.dumps(asdict(TrainConfig())))
+    differences = [] if old.get("schema") == new["schema"] else [f"schema={old.get('schema')!r}, not "
+                                                                 f"{new['schema']!r}"]
+    for part, base in (("train", defaults), ("eval", {})):
+        stored = old.get(part) if isinstance(old.get(part), dict) else {}
+        stored = base | stored
+        differences += [f"{part}.{name}={stored.get(name)!r}, not {value!r}"
+                        for name, value in new[part].items() if stored.get(name) != value]
+    return differences
 
 
 def result_path(results: Path, task: str, seed: int, system: str) -> Path:
@@ -34,58 +83,109 @@ def result_path(results: Path, task: str, seed: int, system: str) -> Path:
     return results / f"{task}{suffix}-s{seed}.json"
 
 
-def evaluate_checkpoint(directory: Path, task: str, time_budget: float) -> tuple[dict, int]:
+def evaluate_checkpoint(directory: Path, task: str, protocol: dict) -> tuple[dict, int]:
     """The protocol up to the task's target; returns the report and the first failing length (0: none)."""
     model, _ = load_checkpoint(directory, expect_task=task)
-    cfg = EvalConfig(digits=(10, 100, 1000), random=10, rescale=True, until_fail=True, ladder_factor=10.0,
-                     max_digits=TARGET_DIGITS[task], time_budget=time_budget)
+    cfg = EvalConfig(digits=tuple(protocol["digits"]), random=protocol["random"], rescale=protocol["rescale"],
+                     until_fail=protocol["until_fail"], ladder_factor=protocol["ladder_factor"],
+                     max_digits=protocol["target_digits"], time_budget=protocol["time_budget"])
     report, _ = run_protocol(get_task(task), DfstWeights.of(*model.numpy_weights()), cfg)
     failing = next((lv["digits"] for lv in report["levels"] if not lv["robust"]), 0)
     return report, failing
 
 
-def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *, time_budget: float = 300.0,
-                   overrides: dict | None = None) -> list[dict]:
-    """Train and evaluate one seed (or read its stored results); returns its result records."""
-    paths = {system: result_path(results, task, seed, system) for system in SYSTEMS}
-    if all(p.exists() for p in paths.values()):
-        return [json.loads(p.read_text()) for p in paths.values()]
+def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
+                   time_budget: float = DEFAULT_TIME_BUDGET, overrides: dict | None = None,
+                   rerun: bool = False, accept_stored: bool = False,
+                   warn: Callable[[str], None] | None = None) -> list[dict]:
+    """Train and evaluate one seed, or read its stored results when their key is this one's."""
     cfg = recipe(task, seed, **(overrides or {}))
-    start = time.process_time()
-    summary = train(cfg, runs / task / f"s{seed}", resume=True, command=f"dfst reproduce --tasks {task}")
+    key = result_key(cfg, eval_protocol(task, time_budget))
+    paths = {system: result_path(results, task, seed, system) for system in SYSTEMS}
+    stored = {system: read_result(path, task, seed, system) for system, path in paths.items()
+              if path_kind(path) != "missing"}
+    stale = {system: diff for system, record in stored.items()
+             if (diff := key_differences(stored_key(record, task), key))}
+    if len(stored) == len(SYSTEMS) and (not stale or accept_stored):
+        if stale and warn is not None:
+            warn(f"{task} seed {seed}: using the stored results as they are (--accept-stored), made with "
+                 + "; ".join(next(iter(stale.values()))[:3]))
+        return list(stored.values())
+    if stale and not rerun:
+        system, diff = next(iter(stale.items()))
+        raise DfstError(f"{paths[system]} was stored with {'; '.join(diff[:3])}; pass --rerun to train and "
+                        "evaluate again, or --accept-stored to use the stored results as they are")
+    run = runs / task / f"s{seed}"
+    resume, start = _resumable(run, cfg, rerun), time.process_time()
+    summary = train(cfg, run, resume=resume, command=f"dfst reproduce --tasks {task}")
     # the run's own count covers its resumed segments too; a run from before it existed: measure here
     cpu = summary.get("cpu_seconds", time.process_time() - start)
-    records = []
-    for system, sub in SYSTEMS.items():
-        directory = runs / task / f"s{seed}" / sub
-        report, failing = evaluate_checkpoint(directory, task, time_budget) if directory.exists() else ({}, 0)
-        details = {"first_failing_digits": failing, "stopped_by": report.get("stopped_by", "no_model"),
-                   "target_digits": TARGET_DIGITS[task], "train_cpu_seconds": round(cpu, 1),
-                   "iterations": summary["iterations"], "restart": summary["restarts"]["chosen"],
-                   "d": summary["d"], "extracted": summary.get("extracted")}
-        record = BaselineResult(
-            system=system, task=task, seed=seed, samples=summary["samples"], params=summary["params"],
-            max_train_digits=cfg.max_digits, robust_lg=report.get("robust_max_digits", 0),
-            probabilistic_lg=report.get("probabilistic_max_digits", 0), train_seconds=round(cpu, 1),
-            hardware=hardware(), levels=report.get("levels", []), config=asdict(cfg), details=details,
-            notes="exact automaton read off the trained DFST" if sub == "extracted" else "").to_json()
-        paths[system].parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(paths[system], (json.dumps(record, indent=1) + "\n").encode())
-        records.append(record)
+    records = [_result(system, sub, run, cfg, key, summary, cpu) for system, sub in SYSTEMS.items()]
+    for record in records:
+        write_atomic(paths[record["system"]], (json.dumps(record, indent=1) + "\n").encode())
     return records
 
 
-def reproduce(plan: dict[str, list[int]], runs: Path, results: Path, *, time_budget: float = 300.0,
-              overrides: dict | None = None, on_seed: Callable[[str, int, list[dict]], None] | None = None
-              ) -> list[dict]:
+def read_result(path: Path, task: str, seed: int, system: str) -> dict:
+    """A stored result of dfst's for (task, seed, system); anything else there is a DfstError."""
+    record = read_json_file(path, f"cannot read {path}")
+    if not (isinstance(record, dict) and (record.get("system"), record.get("task"), record.get("seed"))
+            == (system, task, seed)):
+        raise DfstError(f"{path} is not dfst's {system} result of {task} seed {seed}; dfst leaves it alone "
+                        "(move it away or use another --results)")
+    return record
+
+
+def _resumable(run: Path, cfg: TrainConfig, rerun: bool) -> bool:
+    """Whether `train` may resume `run`: it holds this config's run, intact (or none). A different or
+    damaged run is started over with `rerun` and refused without it."""
+    old = check_run_dir(run)
+    if old is None:
+        return True
+    problems = run_differences(old, asdict(cfg))
+    if not problems:
+        try:
+            check_run_files(run, old)
+        except DfstError as exc:
+            problems = [str(exc).removesuffix(FORCE_HINT)]
+    if problems and not rerun:
+        raise DfstError(f"{run} holds another run ({problems[0]}); pass --rerun to train it again")
+    return not problems
+
+
+def _result(system: str, sub: str, run: Path, cfg: TrainConfig, key: dict, summary: dict, cpu: float) -> dict:
+    """The stored result of one system of a trained seed: evaluated with `key`'s protocol."""
+    protocol = key["eval"]
+    directory = run / sub
+    report, failing = evaluate_checkpoint(directory, cfg.task, protocol) if directory.exists() else ({}, 0)
+    details = {"first_failing_digits": failing, "stopped_by": report.get("stopped_by", "no_model"),
+               "target_digits": protocol["target_digits"], "train_cpu_seconds": round(cpu, 1),
+               "iterations": summary["iterations"], "restart": summary["restarts"]["chosen"],
+               "d": summary["d"], "extracted": summary.get("extracted")}
+    return BaselineResult(
+        system=system, task=cfg.task, seed=cfg.seed, samples=summary["samples"], params=summary["params"],
+        max_train_digits=cfg.max_digits, robust_lg=report.get("robust_max_digits", 0),
+        probabilistic_lg=report.get("probabilistic_max_digits", 0), train_seconds=round(cpu, 1),
+        hardware=hardware(), levels=report.get("levels", []), config=asdict(cfg), details=details,
+        notes="exact automaton read off the trained DFST" if sub == "extracted" else "",
+    ).to_json() | {"key": key}
+
+
+def reproduce(plan: dict[str, list[int]], runs: Path, results: Path, *,
+              time_budget: float = DEFAULT_TIME_BUDGET, overrides: dict | None = None,
+              on_seed: Callable[[str, int, list[dict]], None] | None = None,
+              rerun: bool = False, accept_stored: bool = False, warn: Callable[[str], None] | None = None,
+              command: str = "dfst reproduce") -> list[dict]:
     """Every task of `plan` over its seeds; returns the summary rows of `summary_rows`."""
     records = []
-    for task, seeds in plan.items():
-        for seed in seeds:
-            got = reproduce_seed(task, seed, runs, results, time_budget=time_budget, overrides=overrides)
-            records += got
-            if on_seed is not None:
-                on_seed(task, seed, got)
+    with run_lock(results, command):  # one writer of these result files at a time
+        for task, seeds in plan.items():
+            for seed in seeds:
+                got = reproduce_seed(task, seed, runs, results, time_budget=time_budget, overrides=overrides,
+                                     rerun=rerun, accept_stored=accept_stored, warn=warn)
+                records += got
+                if on_seed is not None:
+                    on_seed(task, seed, got)
     return summary_rows(records)
 
 

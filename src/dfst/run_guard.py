@@ -32,6 +32,7 @@ from dfst.io import read_json_file, write_atomic
 
 LOCK_FILE, MANIFEST_FILE = ".dfst.lock", "manifest.json"
 MANIFEST_FORMAT = "dfst-run-manifest"
+FORCE_HINT = "; use --force to start over"  # ends every "changed since dfst wrote it" message
 _HOLDER_BYTES = 4096  # a lock file holds one short JSON line; never read more of it
 
 
@@ -155,7 +156,7 @@ def read_manifest(directory: Path) -> dict | None:
     data = read_json_file(path, f"cannot read {path}")
     if not (isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT
             and isinstance(data.get("files"), dict)):
-        raise DfstError(f"{path} is not a dfst run manifest (use --force to start over)")
+        raise DfstError(f"{path} is not a dfst run manifest" + FORCE_HINT)
     return data["files"]
 
 
@@ -203,9 +204,9 @@ def _check_entry(directory: Path, rel: str, entry: dict) -> None:
     if path_kind(path) != "file":
         if None in accepted:
             return  # a first write cut short before its rename: nothing was there yet
-        raise DfstError(f"{path} has changed since dfst wrote it (it is gone or not a regular file); "
-                        "use --force to start over")
+        raise DfstError(f"{path} has changed since dfst wrote it (it is gone or not a regular file)"
+                        + FORCE_HINT)
     found = file_entry(path)
     if not any(e and e.get("sha256") == found["sha256"] for e in accepted):
         raise DfstError(f"{path} has changed since dfst wrote it (sha256 mismatch: {found['size']:,} bytes, "
-                        f"dfst wrote {entry.get('size', 0):,}); use --force to start over")
+                        f"dfst wrote {entry.get('size', 0):,})" + FORCE_HINT)

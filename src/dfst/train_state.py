@@ -44,6 +44,7 @@ from dfst.inputs import (
 )
 from dfst.io import write_atomic
 from dfst.run_guard import (
+    FORCE_HINT,
     LOCK_FILE,
     MANIFEST_FILE,
     check_manifest,
@@ -144,11 +145,10 @@ def _check_data_file(path: Path, sha256: str | None) -> None:
     try:
         same = dataset_sha256(load_dataset(path)) == sha256
     except DfstError as exc:
-        raise DfstError(f"{path} has changed since dfst wrote it ({exc}); "
-                        "use --force to start over") from None
+        raise DfstError(f"{path} has changed since dfst wrote it ({exc})" + FORCE_HINT) from None
     if not same:
-        raise DfstError(f"{path} has changed since dfst wrote it (not the dataset config.json names); "
-                        "use --force to start over")
+        raise DfstError(f"{path} has changed since dfst wrote it (not the dataset config.json names)"
+                        + FORCE_HINT)
 
 
 def clear_run(out: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import sys
 from pathlib import Path
 
 import typer
@@ -27,14 +29,24 @@ def reproduce_command(
     restarts: int = typer.Option(None, "--restarts", help="Override the recipe's restarts."),
     time_budget: float = typer.Option(300.0, "--time-budget", help="Evaluation seconds per model."),
     readme: Path = typer.Option(None, "--readme", help="Rewrite this README's reproduce block."),
+    rerun: bool = typer.Option(False, "--rerun", help="Train and evaluate again a seed whose stored result "
+                               "or run was made with other settings (replacing dfst's own files)."),
+    accept_stored: bool = typer.Option(False, "--accept-stored", help="Use stored results made with other "
+                                       "settings as they are (said on stderr)."),
     as_json: bool = JsonOption,
 ) -> None:
     """Train every task over seeds (recipes in dfst.recipes), evaluate the trained DFST and the
-    automaton read off it up to the task's target length, and print the table."""
+    automaton read off it up to the task's target length, and print the table.
+
+    A stored result is reused only if it was made with the same training config and evaluation
+    protocol; otherwise pass --rerun or --accept-stored."""
     from dfst.reproduce import reproduce
+    from dfst.run_guard import command_line
 
     plan = seed_plan(tasks, seeds, first_seed)
-    overrides = {k: v for k, v in (("iters", iters), ("restarts", restarts)) if v is not None}
+    overrides = check_overrides(iters, restarts, time_budget)
+    if rerun and accept_stored:
+        raise DfstError("--rerun and --accept-stored exclude each other: pick one")
 
     def report(task: str, seed: int, records: list[dict]) -> None:
         if not as_json:
@@ -42,7 +54,9 @@ def reproduce_command(
                 f"{r['system']} robust to {r['robust_lg']:,}" for r in records)
                 + f" ({records[0]['train_seconds']} CPU s)")
 
-    rows = reproduce(plan, runs, results, time_budget=time_budget, overrides=overrides, on_seed=report)
+    rows = reproduce(plan, runs, results, time_budget=time_budget, overrides=overrides, on_seed=report,
+                     rerun=rerun, accept_stored=accept_stored, command=command_line(),
+                     warn=lambda text: print(f"dfst: note: {text}", file=sys.stderr))
     if readme is not None:
         from dfst.io import rewrite_between
 
@@ -50,6 +64,16 @@ def reproduce_command(
     if as_json:
         return print_json(rows)
     show_rows([display(r) for r in rows], COLUMNS, "dfst reproduce", markdown=False, as_json=False)
+
+
+def check_overrides(iters: int | None, restarts: int | None, time_budget: float) -> dict:
+    """The recipe overrides given, checked before any work: counts >= 1, a finite positive budget."""
+    for option, value in (("--iters", iters), ("--restarts", restarts)):
+        if value is not None and value < 1:
+            raise DfstError(f"{option} must be >= 1, got {value}")
+    if not (math.isfinite(time_budget) and time_budget > 0):
+        raise DfstError(f"--time-budget must be a positive number of seconds, got {time_budget}")
+    return {k: v for k, v in (("iters", iters), ("restarts", restarts)) if v is not None}
 
 
 def seed_plan(tasks: str, seeds: int, first_seed: int) -> dict[str, list[int]]:
