@@ -5,8 +5,9 @@ operands (default R = 10, seeded). Robust at N: every instance exact. Probabilis
 pairs only, reported with a 95% Wilson interval. `robust_max_digits` and `probabilistic_max_digits`
 are the largest tested N such that every tested length up to N passed.
 
-`--until-fail` climbs a geometric ladder of N until the first failure or a time budget and says
-which of the two stopped it.
+`--until-fail` climbs a geometric ladder of N until the first failure, a time budget or the memory
+bound and says which stopped it. The memory a length needs is estimated before it runs
+(`dfst.budget`): a given length over `max_memory` is refused before anything is evaluated.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
+from dfst.budget import Estimate, check_memory, estimate_eval, hard_digits
 from dfst.errors import DfstError
+from dfst.limits import default_max_memory
 from dfst.rollout import DfstWeights, InstanceResult, rollout
 from dfst.tasks.base import Task
 
@@ -32,6 +35,7 @@ class EvalConfig:
     ladder_factor: float = 2.0
     max_digits: int = 10**7           # the ladder never goes beyond this
     time_budget: float = 600.0        # seconds, for --until-fail
+    max_memory: int | None = None     # bytes one length may plan to use; None: default_max_memory()
 
     def __post_init__(self) -> None:
         if self.random < 0:
@@ -40,6 +44,8 @@ class EvalConfig:
             raise DfstError("nothing to evaluate: no random pairs and no hard instances")
         if not self.digits or min(self.digits) < 1:
             raise DfstError(f"lengths must be >= 1, got {list(self.digits)}")
+        if self.max_memory is not None and self.max_memory < 1:
+            raise DfstError(f"the memory bound must be at least 1 byte, got {self.max_memory}")
 
 
 @dataclass
@@ -83,6 +89,23 @@ def wilson_interval(successes: int, trials: int, z: float = 1.959964) -> tuple[f
 def level_instances(task: Task, n: int, cfg: EvalConfig) -> list:
     hard = task.hard_instances(n) if cfg.hard else []
     return hard + task.random_instances(n, cfg.random, seed=cfg.seed + n)
+
+
+def level_estimate(task: Task, n: int, cfg: EvalConfig) -> Estimate:
+    """What one length of the protocol will hold (`dfst.budget.estimate_eval`)."""
+    return estimate_eval(task, n, random=cfg.random, hard=cfg.hard)
+
+
+def check_lengths(task: Task, cfg: EvalConfig) -> None:
+    """Refuse, before any evaluation, a given length whose estimate is over the memory bound."""
+    n = max(cfg.digits)
+    estimate = level_estimate(task, n, cfg)
+    count = cfg.random + (hard_digits(task, n)[0] if cfg.hard else 0)
+    check_memory(estimate, _max_memory(cfg), f"--digits {n:,} ({count} instances)")
+
+
+def _max_memory(cfg: EvalConfig) -> int:
+    return cfg.max_memory or default_max_memory()
 
 
 def evaluate_level(
@@ -149,11 +172,16 @@ def run_protocol(task: Task, weights: DfstWeights | None, cfg: EvalConfig, *,
     `weights=None` evaluates the task's expert automaton through the same engine (a sanity check).
     With until_fail, stops at the first length that is not robust, or before a length whose
     predicted time (from the last one, linear in N for addition, quadratic for multiplication)
-    would exceed the time budget.
+    would exceed the time budget, or whose memory estimate is over the bound (stopped_by "memory").
+    A given length over the bound is a DfstError before anything runs.
     """
+    check_lengths(task, cfg)
     reports, first_failure, stopped_by = [], None, "completed"
     start, power = time.perf_counter(), 1 if task.operation == "add" else 2
     for n in ladder(cfg):
+        if n > max(cfg.digits) and level_estimate(task, n, cfg).bytes > _max_memory(cfg):
+            stopped_by = "memory"  # a rung of the climb: stop where the memory ends, do not refuse
+            break
         if cfg.until_fail and reports:
             last = reports[-1]
             predicted = last.seconds * (n / last.digits) ** power
@@ -164,6 +192,7 @@ def run_protocol(task: Task, weights: DfstWeights | None, cfg: EvalConfig, *,
         if on_level is not None:
             on_level(n, len(instances))
         report, failure = evaluate_level(task, weights, n, instances, cfg, on_steps)
+        del instances  # before the next length draws its own (twice as long)
         reports.append(report)
         first_failure = first_failure or failure
         if cfg.until_fail and not report.robust:

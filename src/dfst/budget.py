@@ -1,0 +1,148 @@
+"""What a rollout will cost, estimated before it starts, so that `solve` and `eval` can refuse a
+request beyond `--max-memory` in a second instead of taking the machine's memory for hours.
+
+Everything a run holds grows linearly with the operand lengths n and m; nothing is built to estimate:
+
+    grid      the task's layout, rows × cols uint8 cells (GEOMETRY, tested against `task.layout`),
+              held twice (the layout and the engine's working copy), and the digit arrays drawn into it
+    operands  the digit strings held, and the int64 draws that generate random ones
+    answer    Python's exact answer (int, or libmpdec for long base-10 operands: linear to convert,
+              see `dfst.arith`), the readout of the grid (an index array and the text) and the answers kept
+    report    JSON of the operands and the answer (`solve --json`, eval's saved failure)
+
+The engines' own working arrays do not grow with N (a DFST run keeps h and one output vector; the
+table engine keeps its d×k tables), except the optional trace of `run_table(record=True)`, which the
+data recorder uses on short operands only. The step bound is `task.max_steps`.
+
+The per-digit constants below were measured with tracemalloc at 10^6 digits (each phase alone) and
+checked against the peak RSS of whole commands on a 2-core, 23 GiB machine (Python 3.11),
+above the process's RSS after imports (446 MiB for solve, 499 MiB for eval):
+
+    dfst solve add2 --random N --json    N = 10^7: +19.6 B/digit   3·10^7: +19.7   10^8: +19.0
+    dfst solve add10 --random N --json   N = 10^7: +19.6 B/digit   3·10^7: +19.7
+    dfst eval CKPT --digits N            add2 N = 3·10^6: +77 B/digit, add10: +85 (29 instances,
+                                         2 at a time)
+
+The estimate adds up the peak of every phase instead of taking the largest, so it stays an upper
+bound (39 B/digit for solve add10 --json, 155 B/digit for that eval) without being far above.
+Python's own ~0.5 GiB after imports is not counted: --max-memory bounds what the request adds.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from dfst.errors import DfstError
+from dfst.limits import human_bytes
+from dfst.tasks.base import Task
+
+# (rows, cols) of the layout for operands of n and m digits, by task operation (tasks/addition.py,
+# tasks/multiplication.py draw them; tests/test_budget.py checks these against every task).
+GEOMETRY: dict[str, Callable[[int, int], tuple[int, int]]] = {
+    "add": lambda n, m: (4, max(n, m) + 3),
+    "mult": lambda n, m: (5, n + m + 3),
+}
+# Digits of the answer, at most.
+RESULT_DIGITS: dict[str, Callable[[int, int], int]] = {
+    "add": lambda n, m: max(n, m) + 1,
+    "mult": lambda n, m: n + m,
+}
+
+# Bytes per digit, measured at 10^6 digits (tracemalloc peaks, rounded up).
+DRAW_BYTES = 10     # random_operand: int64 draws (8), their digit indices and text (2)
+HARD_BYTES = 9      # the hard-instance generator: a join over one-character strings (8 per digit)
+LAYOUT_BYTES = 2    # text_to_digits while drawing: the encoded operand and its digit array
+EXACT_BYTES = 4     # exact_answer per answer digit: 0.7 (add2) to 3.05 (mult10, libmpdec)
+READOUT_BYTES = 9   # read_row_answer per answer digit: an intp index array (8) and the text (1)
+JSON_BYTES = 3      # json.dumps and the write to stdout, per character of operands and answer
+PROBE_DIGITS = 8    # the hard set is sized from its instances at this length
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The planned cost of a request: grid cells and step bound of its largest run, memory by part."""
+
+    digits: tuple[int, int]
+    cells: int
+    steps: int
+    parts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def bytes(self) -> int:
+        return sum(self.parts.values())
+
+    def describe(self) -> str:
+        """'about 2.7 TiB (grid 1.8 TiB, operands 0.4 TiB, ...)'."""
+        parts = ", ".join(f"{name} {human_bytes(b)}" for name, b in self.parts.items() if b)
+        return f"about {human_bytes(self.bytes)} ({parts})"
+
+
+def _geometry(task: Task, n: int, m: int) -> tuple[int, int]:
+    if task.operation not in GEOMETRY:
+        raise DfstError(f"no memory estimate for task operation {task.operation!r}")
+    return GEOMETRY[task.operation](n, m)
+
+
+def _run_parts(task: Task, n: int, m: int) -> dict[str, int]:
+    """Memory of one run in flight: its grids, and the exact answer and readout of its result."""
+    rows, cols = _geometry(task, n, m)
+    result = RESULT_DIGITS[task.operation](n, m)
+    return {"grid": 2 * rows * cols + LAYOUT_BYTES * (n + m),
+            "answer": (EXACT_BYTES + READOUT_BYTES + 2) * result}
+
+
+def _estimate(task: Task, n: int, m: int, parts: dict[str, int]) -> Estimate:
+    rows, cols = _geometry(task, n, m)
+    return Estimate((n, m), rows * cols, task.step_bound(n, m, task.base), parts)
+
+
+def estimate_solve(task: Task, n: int, m: int, *, generate: bool = False,
+                   as_json: bool = False) -> Estimate:
+    """One run on operands of n and m digits (`generate`: drawn at random; `as_json`: printed)."""
+    run = _run_parts(task, n, m)
+    result = RESULT_DIGITS[task.operation](n, m)
+    parts = {"grid": run["grid"],
+             "operands": n + m + (DRAW_BYTES * max(n, m) if generate else 0),
+             "answer": run["answer"],
+             "report": JSON_BYTES * (n + m + result) if as_json else 0}
+    return _estimate(task, n, m, parts)
+
+
+def hard_digits(task: Task, n: int) -> tuple[int, int]:
+    """(instances, digits of their distinct operand strings) of the hard set at n digits, from the
+    set at PROBE_DIGITS: every hard operand is short (a digit) or n digits long."""
+    probe = task.hard(PROBE_DIGITS, task.base)
+    long = {s for inst in probe for s in (inst.a, inst.b) if len(s) > 1}
+    return len(probe), len(long) * n
+
+
+def estimate_eval(task: Task, n: int, *, random: int, hard: bool, workers: int | None = None) -> Estimate:
+    """One length of `dfst eval`: the hard set and `random` pairs of n digits, held together, run
+    `workers` at a time (default: as many as `rollout` uses), every answer kept until judged."""
+    count, hard_held = hard_digits(task, n) if hard else (0, 0)
+    count += random
+    workers = workers or min(count, os.cpu_count() or 1) or 1
+    run = _run_parts(task, n, n)
+    result = RESULT_DIGITS[task.operation](n, n)
+    generate = max(DRAW_BYTES * n if random else 0, HARD_BYTES * n if hard else 0)
+    parts = {"grid": workers * run["grid"],
+             "operands": hard_held + 2 * n * random + generate,
+             "answer": workers * run["answer"] + count * result,
+             "report": (2 * n + result) * (1 + JSON_BYTES)}  # the first failure, kept and saved
+    return _estimate(task, n, n, parts)
+
+
+def check_memory(estimate: Estimate, max_memory: int, what: str) -> Estimate:
+    """`estimate`, or a one-line DfstError saying what `what` needs when it is over `max_memory`."""
+    if estimate.bytes > max_memory:
+        raise DfstError(f"{what} needs {estimate.describe()}, over --max-memory {human_bytes(max_memory)} "
+                        "(raise it with --max-memory or DFST_MAX_MEMORY)")
+    return estimate
+
+
+def check_rollout(task: Task, n: int, m: int, max_memory: int, what: str, *,
+                  generate: bool = False, as_json: bool = False) -> Estimate:
+    """The estimate of one run (`estimate_solve`), refused beyond `max_memory`."""
+    return check_memory(estimate_solve(task, n, m, generate=generate, as_json=as_json), max_memory, what)
