@@ -10,6 +10,9 @@ exact in float32), the symbol scores are e_{written} and the move scores e_{move
 the expert's action with margin 1. Where the agent has no rule, including every symbol in the final
 state, the column is zero: the scores are all zero (argmax ties give symbol 0, move U) and h becomes
 0, so a closed-loop run must stop on S, as the expert does.
+
+The weights are dense: k·d·d + k·k·d + 5·k·d + d float32, 112 GiB for an agent of 10^5 states on 3
+symbols. The size is checked against the memory bound before anything is allocated.
 """
 
 from __future__ import annotations
@@ -18,14 +21,36 @@ import numpy as np
 import torch
 
 from dfst.automata import Transducer
+from dfst.errors import DfstError
+from dfst.limits import default_max_memory, human_bytes
 from dfst.model import DFST, weight_shapes
+from dfst.model_size import param_count
+
+# Peak memory of `dfst compile` over the dense size: the numpy arrays, the model's tensors and the
+# checkpoint's serialisation (measured: +865 MiB RSS for 287 MiB of weights, k=3, d=5000).
+COMPILE_COPIES = 3
 
 
-def compile_agent(agent: Transducer, task: str | None = None) -> DFST:
+def check_dense_size(agent: Transducer, max_memory: int | None = None) -> int:
+    """The dense weights' size in bytes, or a one-line DfstError when building them would take more
+    than `max_memory` (default: DFST_MAX_MEMORY, else half the machine's RAM)."""
+    dense = 4 * param_count(agent.k, agent.d)  # float32
+    bound = default_max_memory() if max_memory is None else max_memory
+    if COMPILE_COPIES * dense > bound:
+        raise DfstError(f"compiling {agent.name} (k={agent.k}, d={agent.d:,}) needs {human_bytes(dense)} of "
+                        f"dense weights (k·d·d + k·k·d + 5·k·d + d float32), about "
+                        f"{human_bytes(COMPILE_COPIES * dense)} to build and save, over the memory bound "
+                        f"{human_bytes(bound)} (raise it with DFST_MAX_MEMORY)")
+    return dense
+
+
+def compile_agent(agent: Transducer, task: str | None = None, *, max_memory: int | None = None) -> DFST:
     """The DFST with k = agent.k, d = agent.d that reproduces `agent` exactly; its config names
-    `task` (default: the agent's name, which is the task's for the experts)."""
+    `task` (default: the agent's name, which is the task's for the experts). Refused with a DfstError
+    when the dense weights would not fit in `max_memory` (`check_dense_size`)."""
     if not isinstance(agent, Transducer):
         raise TypeError(f"compile_agent needs a Transducer, got {type(agent).__name__}")
+    check_dense_size(agent, max_memory)
     A, B, C, h0 = (np.zeros(shape, dtype=np.float32) for shape in weight_shapes(agent.k, agent.d).values())
     nxt, wrt, mov = agent.tables()  # (d, k) each, -1 where there is no rule
     state, symbol = np.nonzero(mov >= 0)  # one entry per rule
