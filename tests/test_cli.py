@@ -113,7 +113,7 @@ def test_modified_agent_runs_on_task_layout(capsys, tmp_path):
             rule["write"] = "3"
     path.write_text(json.dumps(data))
     code, out, _ = run(capsys, "solve", "--agent", str(path), "add10", "1", "1", "--json")
-    assert code == 0 and json.loads(out)["result"] == "3" and not json.loads(out)["correct"]
+    assert code == 1 and json.loads(out)["result"] == "3" and not json.loads(out)["correct"]  # WRONG: exit 1
     data["rules"].append(dict(data["rules"][0]))
     path.write_text(json.dumps(data))
     code, _, err = run(capsys, "solve", "--agent", str(path), "add10", "1", "1")

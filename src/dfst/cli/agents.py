@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from pathlib import Path
@@ -10,13 +11,21 @@ import typer
 from rich.table import Table
 
 from dfst.automata import Transducer, load_transducer, save_transducer, to_dot
+from dfst.budget import check_rollout
 from dfst.cli.app import OPERAND_SETTINGS, JsonOption, app, console, print_json, read_operand
 from dfst.errors import DfstError
 from dfst.grid.render import render_cells
 from dfst.io import check_writable
+from dfst.limits import default_max_memory, parse_size
 from dfst.model_size import param_count
 from dfst.rollout import run_table
 from dfst.tasks import TASKS, Instance, Task, get_task
+
+MAX_DELAY = 60.0  # seconds per --animate frame; beyond that it is a hang, not an animation
+MaxMemoryOption = typer.Option(
+    None, "--max-memory", metavar="SIZE",
+    help="Refuse a request whose memory estimate is over SIZE (e.g. 4G; default: DFST_MAX_MEMORY, "
+         "else half the RAM).")
 
 
 @app.command("tasks")
@@ -38,22 +47,28 @@ def solve_command(
     a: str = typer.Argument(None, help="First operand in the task's base, or @FILE."),
     b: str = typer.Argument(None, help="Second operand in the task's base, or @FILE."),
     random_digits: int = typer.Option(None, "--random", help="Instead of A B: two random N-digit operands."),
-    seed: int = typer.Option(0, "--seed", help="Seed for --random."),
+    seed: int = typer.Option(0, "--seed", help="Seed for --random (>= 0)."),
     agent_file: Path = typer.Option(None, "--agent", help="Run this agent JSON instead of the expert."),
     show: bool = typer.Option(False, "--show", help="Render the final grid."),
-    animate: bool = typer.Option(False, "--animate", help="Step through the run (small inputs)."),
-    delay: float = typer.Option(0.05, help="Seconds per frame with --animate."),
+    animate: bool = typer.Option(False, "--animate",
+                                 help="Step through the run (small inputs); with --json on stderr."),
+    delay: float = typer.Option(0.05, help=f"Seconds per frame with --animate (0 to {MAX_DELAY:g})."),
+    max_memory: str = MaxMemoryOption,
     as_json: bool = JsonOption,
-) -> None:
-    """Run the expert agent (or --agent FILE) on A and B and check the answer against Python."""
+) -> int:
+    """Run the expert agent (or --agent FILE) on A and B and check the answer against Python.
+
+    Exit code 0: the answer is correct; 1: it is WRONG (or the agent did not halt); 2: bad input.
+    With --json, stdout is one JSON document and --animate draws its frames on stderr."""
     task = get_task(task_name)
-    instance = _instance(task, a, b, random_digits, seed)
+    _check_options(seed, delay, random_digits, a, b)
+    instance = _instance(task, a, b, random_digits, seed, memory_bound(max_memory), as_json)
     agent = agent_for(task, agent_file)
     layout = task.layout(instance)
     if animate:
         from dfst.cli.animate import animate_run
 
-        animate_run(agent, task, layout, task.max_steps(instance), delay)
+        animate_run(agent, task, layout, task.max_steps(instance), delay, stderr=as_json)
     start = time.perf_counter()
     run = run_table(agent, layout, task.max_steps(instance))
     seconds = time.perf_counter() - start
@@ -62,7 +77,8 @@ def solve_command(
     report = {"task": task.name, "a": instance.a, "b": instance.b, "result": result, "steps": run.steps,
               "correct": correct, "outcome": str(run.outcome), "seconds": round(seconds, 6)}
     if as_json:
-        return print_json(report)
+        print_json(report)
+        return 0 if correct else 1
     if show:
         console.print(render_cells(run.cells, task.alphabet, task.blank, head=run.head,
                                    answer_row=layout.answer[0], color=console.is_terminal),
@@ -71,18 +87,39 @@ def solve_command(
     console.print(f"{task.name}: {_clip(instance.a)} {'+' if task.operation == 'add' else '×'} "
                   f"{_clip(instance.b)} = {_clip(result or '(no answer)')}  {mark}  "
                   f"({run.steps:,} steps, {run.outcome}, {seconds:.3f} s)", highlight=False)
+    return 0 if correct else 1
 
 
-def _instance(task: Task, a: str | None, b: str | None, random_digits: int | None, seed: int) -> Instance:
+def memory_bound(text: str | None) -> int:
+    """The bytes given to --max-memory, or the default (DFST_MAX_MEMORY, else half the RAM)."""
+    return default_max_memory() if text is None else parse_size(text, "--max-memory")
+
+
+def _check_options(seed: int, delay: float, random_digits: int | None, a: str | None, b: str | None) -> None:
+    """Every option checked before any work: numpy refuses negative seeds with a traceback."""
+    if seed < 0:
+        raise DfstError(f"--seed must be >= 0, got {seed}")
+    if not (math.isfinite(delay) and 0 <= delay <= MAX_DELAY):
+        raise DfstError(f"--delay must be between 0 and {MAX_DELAY:g} seconds, got {delay}")
+    if random_digits is not None and (a is not None or b is not None):
+        raise DfstError("give either operands A B or --random N, not both")
+    if random_digits is not None and random_digits < 1:
+        raise DfstError(f"--random needs at least 1 digit, got {random_digits}")
+
+
+def _instance(task: Task, a: str | None, b: str | None, random_digits: int | None, seed: int,
+              max_memory: int, as_json: bool) -> Instance:
+    """The operands, checked against the memory bound before anything of their size is built."""
     if random_digits is not None:
-        if a is not None or b is not None:
-            raise DfstError("give either operands A B or --random N, not both")
-        if random_digits < 1:
-            raise DfstError(f"--random needs at least 1 digit, got {random_digits}")
+        check_rollout(task, random_digits, random_digits, max_memory, f"--random {random_digits:,}",
+                      generate=True, as_json=as_json)
         return task.random_instances(random_digits, 1, seed)[0]
     if a is None or b is None:
         raise DfstError("give two operands A B (or --random N)")
-    return task.check(read_operand(a), read_operand(b))
+    instance = task.check(read_operand(a), read_operand(b))
+    n, m = len(instance.a), len(instance.b)
+    check_rollout(task, n, m, max_memory, f"operands of {n:,} and {m:,} digits", as_json=as_json)
+    return instance
 
 
 def agent_for(task: Task, agent_file: Path | None) -> Transducer:
@@ -115,9 +152,9 @@ def agent_command(
         return
     check_writable(out, overwrite=force)
     if dot:
-        from dfst.io import write_atomic
+        from dfst.outputs import marker_text, write_atomic
 
-        write_atomic(out, to_dot(agent).encode())
+        write_atomic(out, f"// {marker_text()}\n{to_dot(agent)}".encode())
     else:
         save_transducer(agent, out)
     console.print(f"wrote {out} ({agent.d} states, {agent.k} symbols, {len(agent.rules)} rules)")

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeE
 from rich.table import Table
 from rich.text import Text
 
-from dfst.cli.agents import agent_for
+from dfst.cli.agents import MaxMemoryOption, agent_for, memory_bound
 from dfst.cli.app import JsonOption, app, console, parse_lengths, print_json
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
@@ -69,13 +69,14 @@ def eval_command(
     rescale: bool = typer.Option(False, "--rescale", help="Rescale h by max|h| every step."),
     time_budget: float = typer.Option(600.0, "--time-budget", help="Seconds, for --until-fail."),
     max_digits: int = typer.Option(10**7, "--max-digits", help="Upper end of the --until-fail ladder."),
+    max_memory: str = MaxMemoryOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Length generalisation: robust (hard + random) and probabilistic (random) exactness per N."""
     if random < 0:
         raise DfstError(f"--random must be >= 0, got {random}")
     cfg = EvalConfig(parse_lengths(digits, "--digits"), random, hard, seed, rescale, until_fail,
-                     max_digits=max_digits, time_budget=time_budget)
+                     max_digits=max_digits, time_budget=time_budget, max_memory=memory_bound(max_memory))
     task, weights, _ = load_for_eval(checkpoint)
     with _eval_progress(as_json) as progress:
         bar = progress.add_task("", total=None, n=0, instances=0)
