@@ -96,15 +96,16 @@ def test_estimate_bounds_the_exact_answer(name):
     assert peak <= EXACT_BYTES * RESULT_DIGITS[task.operation](n, n)
 
 
-def test_estimate_bounds_what_eval_allocates():
-    task, n = TASKS["add10"], 30_000
+@pytest.mark.parametrize("n, random", [(30_000, 10), (1, 20_000)])  # long operands; many instances
+def test_estimate_bounds_what_eval_allocates(n, random):
+    task = TASKS["add10"]
     run_protocol(task, None, EvalConfig(digits=(3,), random=2))
     tracemalloc.start()
-    report, _ = run_protocol(task, None, EvalConfig(digits=(n,), random=10))
+    report, _ = run_protocol(task, None, EvalConfig(digits=(n,), random=random))
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert report["robust_max_digits"] == n
-    assert peak <= estimate_eval(task, n, random=10, hard=True).bytes
+    assert peak <= estimate_eval(task, n, random=random, hard=True).bytes
 
 
 # --- refusals in seconds --------------------------------------------------------------------------

@@ -18,14 +18,19 @@ The per-digit constants below were measured with tracemalloc at 10^6 digits (eac
 checked against the peak RSS of whole commands on a 2-core, 23 GiB machine (Python 3.11),
 above the process's RSS after imports (446 MiB for solve, 499 MiB for eval):
 
-    dfst solve add2 --random N --json    N = 10^7: +19.6 B/digit   3·10^7: +19.7   10^8: +19.0
-    dfst solve add10 --random N --json   N = 10^7: +19.6 B/digit   3·10^7: +19.7
-    dfst eval CKPT --digits N            add2 N = 3·10^6: +77 B/digit, add10: +85 (29 instances,
+    dfst solve add2 --random N --json    N = 10^7: +19.2 B/digit   3·10^7: +19.7   10^8: +19.0
+    dfst solve add10 --random N --json   N = 10^7: +19.2 B/digit   3·10^7: +19.7
+    dfst eval CKPT --digits N            N = 3·10^6: add2 +77 B/digit, add10 +85 (29 instances,
                                          2 at a time)
+    dfst compile of a k=3, d=5000 agent  +865 MiB for 287 MiB of dense weights (see compile.py)
 
-The estimate adds up the peak of every phase instead of taking the largest, so it stays an upper
-bound (39 B/digit for solve add10 --json, 155 B/digit for that eval) without being far above.
+(multiplication is quadratic in steps, so its constants were measured phase by phase instead, at
+10^5 to 10^6 digits). The estimate adds up the peak of every phase instead of taking the largest,
+so it stays an upper bound: 48 B/digit for solve add2/add10 --random N --json (39 without --json),
+78 for mult2/mult10; 131 to 136 B/digit for those evals (2 workers; more cores hold more runs).
 Python's own ~0.5 GiB after imports is not counted: --max-memory bounds what the request adds.
+With the default bound (half the RAM: 11.8 GiB here) solve add2 takes up to ~2.6·10^8 digits
+(3.2·10^8 without --json) and eval ~9·10^7, beyond its own --max-digits 10^7.
 """
 
 from __future__ import annotations
@@ -57,6 +62,9 @@ LAYOUT_BYTES = 2    # text_to_digits while drawing: the encoded operand and its 
 EXACT_BYTES = 4     # exact_answer per answer digit: 0.7 (add2) to 3.05 (mult10, libmpdec)
 READOUT_BYTES = 9   # read_row_answer per answer digit: an intp index array (8) and the text (1)
 JSON_BYTES = 3      # json.dumps and the write to stdout, per character of operands and answer
+# Per instance of an evaluation, whatever its length: the Instance, its strings' headers, the pool's
+# future and the InstanceResult (measured 1.9 to 2.2 KiB with 10^5 one-digit random pairs).
+INSTANCE_BYTES = 3 << 10
 PROBE_DIGITS = 8    # the hard set is sized from its instances at this length
 
 
@@ -128,7 +136,7 @@ def estimate_eval(task: Task, n: int, *, random: int, hard: bool, workers: int |
     result = RESULT_DIGITS[task.operation](n, n)
     generate = max(DRAW_BYTES * n if random else 0, HARD_BYTES * n if hard else 0)
     parts = {"grid": workers * run["grid"],
-             "operands": hard_held + 2 * n * random + generate,
+             "operands": hard_held + 2 * n * random + generate + INSTANCE_BYTES * count,
              "answer": workers * run["answer"] + count * result,
              "report": (2 * n + result) * (1 + JSON_BYTES)}  # the first failure, kept and saved
     return _estimate(task, n, n, parts)
