@@ -116,10 +116,10 @@ def _instance(task: Task, a: str | None, b: str | None, random_digits: int | Non
         return task.random_instances(random_digits, 1, seed)[0]
     if a is None or b is None:
         raise DfstError("give two operands A B (or --random N)")
-    instance = task.check(read_operand(a), read_operand(b))
-    n, m = len(instance.a), len(instance.b)
+    a, b = read_operand(a), read_operand(b)
+    n, m = len(a), len(b)  # checked before the digits: a long operand's validation takes seconds
     check_rollout(task, n, m, max_memory, f"operands of {n:,} and {m:,} digits", as_json=as_json)
-    return instance
+    return task.check(a, b)
 
 
 def agent_for(task: Task, agent_file: Path | None) -> Transducer:
