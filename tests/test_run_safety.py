@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -302,3 +304,129 @@ def test_the_committed_results_are_reused_without_training(tmp_path, monkeypatch
     seeds = {(r["task"], r["seeds"]) for r in rows}
     assert seeds == {("add2", 10), ("add10", 10), ("mult2", 10), ("mult10", 2)}
     assert tree(results) == before and not (tmp_path / "runs").exists()
+
+
+# ----------------------------------------------------------------------------- --data and options
+
+
+def test_train_data_passes_the_checks_of_coverage(capsys, tmp_path):
+    from dfst.data import record_dataset, save_dataset
+    from dfst.tasks import get_task
+
+    ds = record_dataset(get_task("add2"), 4, 2, seed=0)
+    bad_operand = ds.__class__(**{**ds.__dict__, "operands": [("12", "1"), *ds.operands[1:]]})
+    not_the_expert = ds.__class__(**{**ds.__dict__, "operands": [ds.operands[1], *ds.operands[1:]]})
+    for name, data, fragment in (("bad", bad_operand, "sample 0 ('12', '1'): first operand '12'"),
+                                 ("swapped", not_the_expert, "is not the add2 expert's run")):
+        save_dataset(data, tmp_path / f"{name}.zip")
+        code, _, err = run(capsys, "train", "add2", "--data", tmp_path / f"{name}.zip", *QUICK[:4],
+                           "--out", tmp_path / name)
+        assert_one_line_error(code, err, f"{name}.zip", fragment)
+        assert not (tmp_path / name).exists()
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--seed", "-1"), ("--samples", "0"), ("--samples", "-1"), ("--max-digits", "0"), ("--iters", "0"),
+    ("--restarts", "0"), ("--batch", "-1"), ("--threads", "0"), ("--lr", "0"), ("--lr", "nan"),
+    ("--lr", "inf"), ("--noise", "-1"), ("--noise", "nan"), ("--d", "0"), ("--log-every", "0"),
+    ("--eval-every", "-1"), ("--checkpoint-every", "-1"), ("--max-rounds", "0"),
+])
+def test_bad_train_options_are_one_line_errors_before_any_work(capsys, tmp_path, option, value):
+    extra = ("--until-certified",) if option == "--max-rounds" else ()
+    code, _, err = run(capsys, "train", "add2", option, value, *extra, "--out", tmp_path / "R")
+    assert_one_line_error(code, err, option.lstrip("-").replace("-", "_").removeprefix("max_rounds"))
+    assert not (tmp_path / "R").exists()
+
+
+@pytest.mark.parametrize("option, value", [("--iters", "0"), ("--restarts", "-1"), ("--time-budget", "0"),
+                                           ("--time-budget", "nan"), ("--first-seed", "-1"),
+                                           ("--seeds", "0"), ("--rerun", "--accept-stored")])
+def test_bad_reproduce_options_are_one_line_errors_before_any_work(capsys, tmp_path, option, value):
+    code, _, err = run(capsys, "reproduce", "--tasks", "add2:1", option, value,
+                       "--runs", tmp_path / "R", "--results", tmp_path / "S")
+    assert_one_line_error(code, err, option)
+    assert not (tmp_path / "R").exists() and not (tmp_path / "S").exists()
+
+
+def test_json_output_is_json_only(capsys, tmp_path):
+    code, out, _ = run(capsys, "train", "add2", *ROUNDS, "--out", tmp_path / "D", "--json")
+    assert code == 0 and json.loads(out)["rounds"]
+    code, out, _ = run(capsys, "train", "add2", *QUICK, "--out", tmp_path / "R", "--json")
+    assert code == 0 and json.loads(out)["iterations"] == 6
+
+
+# ----------------------------------------------------------------------------- kill -9
+
+TRAIN = ("train", "add2", "--samples", "4", "--max-digits", "2", "--iters", "400", "--restarts", "1",
+         "--eval-every", "0", "--checkpoint-every", "50")
+REPRODUCE = ("reproduce", "--tasks", "add2:1", "--iters", "200", "--restarts", "1", "--time-budget", "2")
+
+
+def start(*argv) -> subprocess.Popen:
+    code = "import sys; from dfst.cli import main; raise SystemExit(main(sys.argv[1:]))"
+    return subprocess.Popen([sys.executable, "-c", code, *map(str, argv)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+
+
+def kill_when(proc: subprocess.Popen, path: Path, delay: float) -> None:
+    """SIGKILL `proc` `delay` seconds after `path` appears (it has started writing)."""
+    deadline = time.monotonic() + 60
+    while not path.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.002)
+    time.sleep(delay)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()
+
+
+def assert_whole_run(out: Path) -> None:
+    """Every file of the run is absent or complete, and the manifest agrees with them."""
+    from safetensors.torch import load_file
+
+    from dfst.data import load_dataset
+    from dfst.run_guard import check_manifest
+
+    assert json.loads((out / "config.json").read_text())["format"] == "dfst-train-run"
+    load_dataset(out / "data.pto.zip")
+    if (out / "train_state.safetensors").exists():
+        assert load_file(out / "train_state.safetensors")
+    finished = (out / "summary.json").exists()
+    if finished:
+        assert json.loads((out / "summary.json").read_text())["iterations"] == 400
+    check_manifest(out, None if finished else ("config.json", "data.pto.zip", "train_state.safetensors"))
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")] or not finished
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.3])
+def test_train_killed_at_any_moment_leaves_whole_files_and_resumes_to_the_same_weights(capsys, tmp_path,
+                                                                                       delay):
+    from safetensors.torch import load_file
+
+    killed = tmp_path / "killed"
+    kill_when(start(*TRAIN, "--out", killed), killed / "train_state.safetensors", delay)
+    assert_whole_run(killed)
+    run_json(capsys, *TRAIN, "--out", killed)
+    run_json(capsys, *TRAIN, "--out", tmp_path / "whole")
+    assert_whole_run(killed)
+    got, want = (load_file(d / "model" / "model.safetensors") for d in (killed, tmp_path / "whole"))
+    assert got.keys() == want.keys() and all((got[k] == want[k]).all() for k in got)
+
+
+@pytest.mark.parametrize("wait_for", ["R/add2/s0/train_state.safetensors", "S/add2-s0.json"])
+def test_reproduce_killed_leaves_whole_results_and_a_rerun_completes(capsys, tmp_path, wait_for):
+    where = ("--runs", tmp_path / "R", "--results", tmp_path / "S")
+    kill_when(start(*REPRODUCE, *where), tmp_path / wait_for, 0.0)
+    for path in (tmp_path / "S").glob("*.json"):
+        assert json.loads(path.read_text())["key"]["train"]["iters"] == 200
+    rows = run_json(capsys, *REPRODUCE, *where)
+    assert {r["system"] for r in rows} == {"DFST", "DFST (extracted)"}
+    assert sorted(p.name for p in (tmp_path / "S").iterdir()) == ["add2-extracted-s0.json", "add2-s0.json"]
+
+
+def test_a_kill_while_the_final_checkpoint_is_written_still_resumes(tmp_path):
+    from dfst.train import train
+
+    train(tiny(), tmp_path, command="test")
+    (tmp_path / "summary.json").unlink()  # as if killed between model/model.safetensors and the rest
+    (tmp_path / "model" / "config.json").unlink()
+    assert train(tiny(), tmp_path, command="test")["iterations"] == 20

@@ -102,6 +102,10 @@ def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
     cfg = recipe(task, seed, **(overrides or {}))
     key = result_key(cfg, eval_protocol(task, time_budget))
     paths = {system: result_path(results, task, seed, system) for system in SYSTEMS}
+    for path in paths.values():  # temporary files of a write cut short by a kill (we hold the lock)
+        for stale in path.parent.glob(f".{path.name}.*.tmp"):
+            if path_kind(stale) == "file":
+                stale.unlink()
     stored = {system: read_result(path, task, seed, system) for system, path in paths.items()
               if path_kind(path) != "missing"}
     stale = {system: diff for system, record in stored.items()

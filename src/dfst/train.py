@@ -57,6 +57,7 @@ from dfst.train_state import (
     load_train_state,
     prepare_run,
     read_json,
+    remove_final_outputs,
     save_run_state,
     truncate_metrics,
     write_run_json,
@@ -477,6 +478,7 @@ def _finish(out: Path, model: DFST, cfg: TrainConfig, run_info: dict, done: int,
     provenance = {"source": "train", "train_config": run_info["train"], "iterations": done,
                   "final_loss": loss, "stopped_by": stopped_by, "data": run_info["data"],
                   "command": run_info["command"], "restart": restarts["chosen"]}
+    remove_final_outputs(out)
     save_checkpoint(model, out / MODEL_DIR, provenance, overwrite=True)
     extracted = _save_extraction(out, model, cfg, data) if cfg.extract else None
     record_paths(out, MODEL_DIR, EXTRACTED_DIR)  # checked once summary.json says the run is finished

@@ -161,6 +161,14 @@ def clear_run(out: Path) -> None:
     remove_stale_temps(out)
 
 
+def remove_final_outputs(out: Path) -> None:
+    """Remove model/ and extracted/ of an unfinished run before they are written again: a kill while
+    they were written leaves a partial checkpoint, which dfst's checkpoint writer would refuse."""
+    for path in run_paths(out):  # checked: only checkpoint files, no links
+        if path.name in (MODEL_DIR, EXTRACTED_DIR) and path_kind(path) == "directory":
+            shutil.rmtree(path)
+
+
 def remove_stale_temps(out: Path) -> None:
     """Remove the temporary files of the run's writes that a kill cut short."""
     for stale in out.iterdir():

@@ -74,8 +74,8 @@ def train_command(
 
     task = get_task(task_name)
     dataset = load_dataset(data) if data is not None else None
-    if dataset is not None and dataset.task != task.name:
-        raise DfstError(f"dataset {data} is for task {dataset.task}, not {task.name}")
+    if dataset is not None:
+        _check_dataset(task, dataset, data)
     cfg = TrainConfig(task=task.name, samples=samples, max_digits=max_digits, seed=seed, sampler=sampler,
                       d=d, iters=iters, lr=lr, schedule=schedule, batch=batch, init=init, loss=loss,
                       noise=noise, noise_final=noise_final, l1=l1, normalize_h=normalize_h,
@@ -103,6 +103,22 @@ def train_command(
     if as_json:
         return print_json(summary)
     _print_summary(summary, asdict(cfg))
+
+
+def _check_dataset(task, dataset, path: Path) -> None:
+    """The checks of `dfst coverage`: the task's operands, each PTO the expert's own run; a one-line
+    DfstError naming the first bad sample."""
+    from dfst.coverage import dataset_instances
+
+    source = f"dataset {path}"
+    if dataset.task != task.name:
+        raise DfstError(f"{source} is for task {dataset.task}, not {task.name}")
+    for i, (a, b) in enumerate(dataset.operands):
+        try:
+            task.check(a, b)
+        except DfstError as exc:
+            raise DfstError(f"{source}: sample {i} ({a!r}, {b!r}): {exc}") from None
+    dataset_instances(task, dataset, source)
 
 
 def _until_certified(cfg, out: Path, dataset, max_rounds: int, force: bool, as_json: bool) -> None:
