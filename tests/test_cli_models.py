@@ -45,9 +45,9 @@ def test_overflowing_model_is_exact_only_when_rescaled(capsys, tmp_path):
     """The add2 expert with A scaled by 1e20: h overflows float32 at step 2 unless rescaled."""
     A, B, C, h0 = (torch.from_numpy(w) for w in compile_agent(TASKS["add2"].agent).numpy_weights())
     out = save_checkpoint(DFST.from_weights(A * 1e20, B, C, h0, task="add2"), tmp_path / "big", {})
-    report = run_json(capsys, "eval", out, "--digits", "3", "--random", "2")
+    report = run_json(capsys, "eval", out, "--digits", "3", "--random", "2", expect=1)
     assert report["robust_max_digits"] == 0 and report["first_failure"]["outcome"] == "non_finite"
-    verdict = run_json(capsys, "replay", out)  # replayed as evaluated: plain
+    verdict = run_json(capsys, "replay", out, expect=1)  # replayed as evaluated: plain
     assert (verdict["exact"], verdict["outcome"], verdict["steps"]) == (False, "non_finite", 2)
     report = run_json(capsys, "eval", out, "--digits", "3,30", "--random", "2", "--rescale")
     assert (report["mode"], report["robust_max_digits"], report["first_failure"]) == ("rescaled", 30, None)
@@ -71,7 +71,7 @@ def test_eval_table_output(capsys, expert_dir):
 
 
 def test_rewired_model_fails_saves_and_replays_its_first_failure(capsys, rewired_dir):
-    report = run_json(capsys, "eval", rewired_dir, "--digits", "5,50")
+    report = run_json(capsys, "eval", rewired_dir, "--digits", "5,50", expect=1)
     assert report["robust_max_digits"] == 0 and report["probabilistic_max_digits"] == 50
     first = report["first_failure"]
     assert (first["name"], first["digits"], first["outcome"]) == ("carry_chain_swapped", 5, "halted")
@@ -79,11 +79,11 @@ def test_rewired_model_fails_saves_and_replays_its_first_failure(capsys, rewired
     assert (saved["task"], saved["name"], saved["a"], saved["b"]) == \
         ("add2", "carry_chain_swapped", "1", "11111")
     assert Path(first["file"]) == rewired_dir / "first_failure.json"
-    verdict = run_json(capsys, "replay", rewired_dir)
+    verdict = run_json(capsys, "replay", rewired_dir, expect=1)
     assert (verdict["name"], verdict["exact"], verdict["outcome"]) == ("carry_chain_swapped", False, "halted")
     assert verdict["expected_digits"] == 6
     code, out, _ = run(capsys, "replay", rewired_dir)
-    assert code == 0 and "fails again" in out
+    assert code == 1 and "fails again" in out
     # The same saved instance replayed on the expert model is exact.
     other = rewired_dir.parent / "other"
     run_json(capsys, "compile", "add2", "--out", other)
@@ -92,7 +92,7 @@ def test_rewired_model_fails_saves_and_replays_its_first_failure(capsys, rewired
 
 
 def test_eval_of_a_good_model_removes_a_stale_failure(capsys, rewired_dir):
-    run_json(capsys, "eval", rewired_dir, "--digits", "5")
+    run_json(capsys, "eval", rewired_dir, "--digits", "5", expect=1)
     assert (rewired_dir / "first_failure.json").exists()
     run_json(capsys, "compile", "add2", "--out", rewired_dir, "--force")  # now the expert
     report = run_json(capsys, "eval", rewired_dir, "--digits", "5")
@@ -111,7 +111,8 @@ def test_until_fail_ends_at_max_digits(capsys, expert_dir):
 
 
 def test_until_fail_stops_at_failure(capsys, rewired_dir):
-    report = run_json(capsys, "eval", rewired_dir, "--until-fail", "--max-digits", "40", "--digits", "5")
+    report = run_json(capsys, "eval", rewired_dir, "--until-fail", "--max-digits", "40", "--digits", "5",
+                      expect=1)
     assert report["stopped_by"] == "failure" and [lv["digits"] for lv in report["levels"]] == [5]
 
 
@@ -147,7 +148,7 @@ def test_eval_bad_checkpoints_are_one_line_exit_2(capsys, tmp_path, expert_dir):
 def test_compile_refuses_a_non_empty_directory(capsys, expert_dir):
     before = (expert_dir / "model.safetensors").read_bytes()
     code, _, err = run(capsys, "compile", "mult2", "--out", expert_dir)
-    assert_one_line_error(code, err, "not empty")
+    assert_one_line_error(code, err, "already holds a checkpoint", "--force")
     assert (expert_dir / "model.safetensors").read_bytes() == before
     assert json.loads((expert_dir / "config.json").read_text())["task"] == "add2"
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import sys
 from pathlib import Path
 
 import typer
@@ -10,11 +12,19 @@ from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeE
 from rich.table import Table
 from rich.text import Text
 
+from dfst import __version__
 from dfst.cli.agents import MaxMemoryOption, agent_for, memory_bound
 from dfst.cli.app import JsonOption, app, console, parse_lengths, print_json
 from dfst.errors import DfstError
-from dfst.evaluate import EvalConfig, run_protocol
-from dfst.io import read_json_file, write_atomic
+from dfst.evaluate import EvalConfig, check_lengths, run_protocol
+from dfst.io import read_json_file
+from dfst.outputs import (
+    refuse_special,
+    remove_own_file,
+    remove_stale_temporaries,
+    writable_directory,
+    write_atomic,
+)
 from dfst.rollout import DfstWeights, InstanceResult, judge, run_dfst
 from dfst.tasks import Instance, Task, get_task
 
@@ -71,13 +81,21 @@ def eval_command(
     max_digits: int = typer.Option(10**7, "--max-digits", help="Upper end of the --until-fail ladder."),
     max_memory: str = MaxMemoryOption,
     as_json: bool = JsonOption,
-) -> None:
-    """Length generalisation: robust (hard + random) and probabilistic (random) exactness per N."""
-    if random < 0:
-        raise DfstError(f"--random must be >= 0, got {random}")
+) -> int:
+    """Length generalisation: robust (hard + random) and probabilistic (random) exactness per N.
+
+    Exit code 0: every evaluated length exact; 1: some length was not; 2: bad input. The report
+    (eval.json, eval.png, first_failure.json) is saved in the checkpoint directory; a read-only one
+    is said at the start, and the report is still printed."""
+    if random < 0 or seed < 0:
+        raise DfstError(f"--random and --seed must be >= 0, got {random} and {seed}")
+    if not math.isfinite(time_budget) or time_budget <= 0:
+        raise DfstError(f"--time-budget must be a positive number of seconds, got {time_budget}")
     cfg = EvalConfig(parse_lengths(digits, "--digits"), random, hard, seed, rescale, until_fail,
                      max_digits=max_digits, time_budget=time_budget, max_memory=memory_bound(max_memory))
     task, weights, _ = load_for_eval(checkpoint)
+    check_lengths(task, cfg)  # before the progress display, so a refusal is the one line it prints
+    saving = _can_save_reports(Path(checkpoint))
     with _eval_progress(as_json) as progress:
         bar = progress.add_task("", total=None, n=0, instances=0)
         report, failure = run_protocol(
@@ -85,10 +103,28 @@ def eval_command(
             on_level=lambda n, count: progress.update(bar, n=n, instances=count, completed=0),
             on_steps=lambda steps: progress.advance(bar, steps))
     report["checkpoint"] = str(checkpoint)
-    _save_outputs(Path(checkpoint), task, report, failure)
+    try:
+        _save_outputs(Path(checkpoint), task, report, failure, saving)
+    except DfstError as exc:  # e.g. a read-only medium that os.access did not see: keep the result
+        print(f"dfst: warning: the report was not saved: {exc}", file=sys.stderr)
+        report["plot"] = None
+    holds = all(lv["robust"] for lv in report["levels"])
     if as_json:
-        return print_json(report)
-    _print_report(report)
+        print_json(report)
+    else:
+        _print_report(report)
+    return 0 if holds else 1
+
+
+def _can_save_reports(directory: Path) -> bool:
+    """Refuse report paths that are not regular files (before any work); warn if read-only."""
+    for name in (REPORT_FILE, PLOT_FILE, FAILURE_FILE):
+        refuse_special(directory / name, "report path")
+    if writable_directory(directory):
+        remove_stale_temporaries(directory, (REPORT_FILE, PLOT_FILE, FAILURE_FILE))
+        return True
+    print(f"dfst: warning: {directory} is not writable; the report is printed, not saved", file=sys.stderr)
+    return False
 
 
 class StepsPerSecond(ProgressColumn):
@@ -102,21 +138,27 @@ def _eval_progress(quiet: bool) -> Progress:
                     TimeElapsedColumn(), console=console, transient=True, disable=quiet)
 
 
-def _save_outputs(directory: Path, task: Task, report: dict, failure: InstanceResult | None) -> None:
+def _save_outputs(directory: Path, task: Task, report: dict, failure: InstanceResult | None,
+                  saving: bool) -> None:
     from dfst.plots import plot_length_generalisation
 
-    report["first_failure"] = None
+    report["first_failure"], report["plot"] = None, None
     if failure is not None:
         saved = {"task": task.name, "name": failure.name, "a": failure.a, "b": failure.b,
                  "outcome": str(failure.outcome), "verdict": failure.verdict, "steps": failure.steps,
                  "rescale": report["mode"] == "rescaled"}
-        write_atomic(directory / FAILURE_FILE, json.dumps(saved).encode())
         report["first_failure"] = {k: v for k, v in saved.items() if k not in ("a", "b")} | {
-            "digits": max(len(failure.a), len(failure.b)), "file": str(directory / FAILURE_FILE)}
+            "digits": max(len(failure.a), len(failure.b)),
+            "file": str(directory / FAILURE_FILE) if saving else None}
+    if not saving:
+        return
+    if failure is not None:
+        write_atomic(directory / FAILURE_FILE, json.dumps(saved | {"dfst_version": __version__}).encode())
     else:
-        (directory / FAILURE_FILE).unlink(missing_ok=True)  # it belonged to an earlier evaluation
+        remove_own_file(directory / FAILURE_FILE)  # it belonged to an earlier evaluation
     report["plot"] = str(plot_length_generalisation(report, directory / PLOT_FILE))
-    write_atomic(directory / REPORT_FILE, (json.dumps(report, indent=1) + "\n").encode())
+    write_atomic(directory / REPORT_FILE, (json.dumps(report | {"dfst_version": __version__}, indent=1)
+                                           + "\n").encode())
 
 
 def _print_report(report: dict) -> None:
@@ -135,7 +177,8 @@ def _print_report(report: dict) -> None:
         f = report["first_failure"]
         console.print(f"[red]first failure[/]: {f['name']} at {f['digits']:,} digits ({f['verdict']}); "
                       f"replay with: dfst replay {report['checkpoint']}")
-    console.print(f"report: {Path(report['checkpoint']) / REPORT_FILE}   plot: {report['plot']}")
+    if report["plot"] is not None:
+        console.print(f"report: {Path(report['checkpoint']) / REPORT_FILE}   plot: {report['plot']}")
 
 
 @app.command("replay")
@@ -143,8 +186,10 @@ def replay_command(
     checkpoint: Path = typer.Argument(..., help="Checkpoint directory."),
     failure_file: Path = typer.Option(None, "--failure", help="Saved instance file."),
     as_json: bool = JsonOption,
-) -> None:
-    """Re-run the model on a saved failing instance and render the grid where it stopped."""
+) -> int:
+    """Re-run the model on a saved failing instance and render the grid where it stopped.
+
+    Exit code 0: the model is now exact on it; 1: it fails again; 2: bad input."""
     from dfst.grid.render import render_cells
 
     task, weights, _ = load_for_eval(checkpoint)
@@ -160,17 +205,19 @@ def replay_command(
                "answer_digits": result.answer_digits,
                "expected_digits": len(task.expected(instance))}
     if as_json:
-        return print_json(verdict)
+        print_json(verdict)
+        return 0 if result.exact else 1
     console.print(render_cells(run.cells, task.alphabet, task.blank, head=run.head,
                                answer_row=layout.answer[0], color=console.is_terminal),
                   highlight=False, markup=False)
     word = "[green]exact[/]" if result.exact else "[red]fails again[/]"
     console.print(f"{task.name} {result.name}: {word} ({result.verdict}, {result.steps:,} steps)")
+    return 0 if result.exact else 1
 
 
 def _read_failure(path: Path) -> dict:
     saved = read_json_file(path, f"no saved instance at {path} (run dfst eval first, or pass --failure)",
                            f"{path} is not a saved instance (bad JSON)")
-    if not isinstance(saved, dict) or not {"a", "b"} <= set(saved):
-        raise DfstError(f"{path} is not a saved instance (needs keys a and b)")
+    if not isinstance(saved, dict) or not all(isinstance(saved.get(k), str) for k in ("a", "b")):
+        raise DfstError(f"{path} is not a saved instance (needs string fields a and b)")
     return saved
