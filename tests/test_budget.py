@@ -273,3 +273,23 @@ def test_bad_random_length(capsys, n):
 
 def test_seed_minus_one_with_random(capsys):
     assert_one_line_error(*run(capsys, "solve", "add2", "--random", "5", "--seed", "-1")[::2], "--seed")
+
+
+def test_data_refuses_a_recording_over_the_bound_before_any_work(capsys, tmp_path):
+    out = tmp_path / "d.pto.zip"
+    code, _, err = run(capsys, "data", "add2", "--samples", "1", "--max-digits", "100000000", "--out", out)
+    assert_one_line_error(code, err, "100,000,000 digits", "traces", "--max-memory")
+    assert not out.exists()
+    code, _, err = run(capsys, "data", "add2", "--samples", "20", "--out", out, "--max-memory", "1K")
+    assert_one_line_error(code, err, "over --max-memory 1.0 KiB")
+    assert run(capsys, "data", "add2", "--samples", "20", "--out", out)[0] == 0
+
+
+def test_recording_estimate_bounds_what_a_recording_holds():
+    """The trace part alone exceeds the bytes of the recorded arrays, which are 3 per step."""
+    from dfst.budget import estimate_recording
+    from dfst.data import record_dataset
+
+    for task in TASKS.values():
+        ds = record_dataset(task, 5, 6, 0)
+        assert estimate_recording(task, 5, 6).parts["traces"] >= 10 * 3 * ds.steps

@@ -154,3 +154,24 @@ def check_rollout(task: Task, n: int, m: int, max_memory: int, what: str, *,
                   generate: bool = False, as_json: bool = False) -> Estimate:
     """The estimate of one run (`estimate_solve`), refused beyond `max_memory`."""
     return check_memory(estimate_solve(task, n, m, generate=generate, as_json=as_json), max_memory, what)
+
+
+# Peak RSS per recorded PTO step (trace arrays, the dataset's concatenation, the zip buffer):
+# measured 20 B/step for `dfst data add2` at 3·10^6 digits (9·10^6 steps) and 17 for mult2 at 400
+# digits (6.5·10^5 steps); doubled, and charged on the step bound (3-6x the steps of a random mult).
+RECORD_BYTES = 40
+
+
+def estimate_recording(task: Task, samples: int, max_digits: int) -> Estimate:
+    """Recording `samples` PTOs of operands of at most `max_digits` digits (dfst data, train)."""
+    steps = task.step_bound(max_digits, max_digits, task.base)
+    run = _run_parts(task, max_digits, max_digits)
+    parts = {"grid": run["grid"], "operands": 2 * max_digits * samples, "answer": run["answer"],
+             "traces": RECORD_BYTES * steps * samples}
+    return _estimate(task, max_digits, max_digits, parts)
+
+
+def check_recording(task: Task, samples: int, max_digits: int, max_memory: int) -> Estimate:
+    """`estimate_recording`, refused beyond `max_memory` before a single PTO is recorded."""
+    return check_memory(estimate_recording(task, samples, max_digits), max_memory,
+                        f"{samples:,} PTOs of up to {max_digits:,} digits")

@@ -8,6 +8,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from dfst.budget import check_recording
+from dfst.cli.agents import MaxMemoryOption, memory_bound
 from dfst.cli.app import JsonOption, app, console, print_json
 from dfst.errors import DfstError
 from dfst.io import check_writable
@@ -24,6 +26,7 @@ def data_command(
     out: Path = typer.Option(None, "--out", help="Dataset file to write (e.g. add2.pto.zip)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
     inspect: Path = typer.Option(None, "--inspect", help="Summarise this dataset file instead."),
+    max_memory: str = MaxMemoryOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Record the PTOs (symbol read, symbol written, move) of random instances into a dataset file.
@@ -39,6 +42,8 @@ def data_command(
         raise DfstError("give TASK and --out FILE to record a dataset, or --inspect FILE")
     task = get_task(task_name)
     check_writable(out, overwrite=force)  # before the work, so a bad path costs nothing
+    if samples >= 1 and 1 <= min_digits <= max_digits:  # else record_dataset says what is wrong
+        check_recording(task, samples, max_digits, memory_bound(max_memory))
     with _progress(as_json) as progress:
         bar = progress.add_task(f"recording {task.name}", total=samples)
         dataset = record_dataset(task, samples, max_digits, seed, min_digits=min_digits,
