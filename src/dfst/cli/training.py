@@ -55,7 +55,8 @@ def train_command(
     restarts: int = typer.Option(16, "--restarts", help="Models trained side by side; the kept one is "
                                  "chosen on the training PTOs (fewest extracted states with --extract)."),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Continue the run already in --out."),
-    force: bool = typer.Option(False, "--force", help="Discard a run already in --out and start over."),
+    force: bool = typer.Option(False, "--force", help="Discard the run already in --out and start over "
+                               "(only dfst's own files: anything else there is kept, or refused)."),
     until_certified: bool = typer.Option(False, "--until-certified", help="Train, certify (dfst certify), "
                                          "add the counterexample's instance to the data, train again."),
     max_rounds: int = typer.Option(5, "--max-rounds", help="Rounds of --until-certified at most."),
