@@ -118,3 +118,13 @@ def test_modified_agent_runs_on_task_layout(capsys, tmp_path):
     path.write_text(json.dumps(data))
     code, _, err = run(capsys, "solve", "--agent", str(path), "add10", "1", "1")
     assert_one_line_error(code, err, "two rules")
+
+
+def test_the_cli_starts_without_torch():
+    """`dfst --help`, `--version` and every one-line refusal answer in a second: torch (~2 s to
+    import) is loaded only by the commands that use it."""
+    import subprocess
+    import sys
+
+    code = "import sys, dfst.cli; sys.exit('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0

@@ -10,7 +10,6 @@ from dfst import records
 from dfst.cli.app import JsonOption, app, console, show_rows
 from dfst.errors import DfstError
 from dfst.io import read_json_file
-from dfst.train_state import read_metrics
 
 COLUMNS = ("run", "samples", "d", "iterations", "final loss", "robust LG", "probabilistic LG",
            "CPU seconds")
@@ -64,6 +63,7 @@ METRIC_EVAL = {"robust_max_digits": int, "levels": list}
 
 def _read_metrics(run: Path) -> list[dict]:
     """The run's metrics records, each checked for the fields the figure reads."""
+    from dfst.train_state import read_metrics  # torch comes with it: not for `dfst --help`
     path = run / "metrics.jsonl"
     if not path.exists():
         raise DfstError(f"{run} has no metrics.jsonl (not a dfst train run)")

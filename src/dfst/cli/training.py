@@ -10,6 +10,8 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from dfst.budget import check_recording
+from dfst.cli.agents import MaxMemoryOption, memory_bound
 from dfst.cli.app import JsonOption, app, console, parse_int_list, print_json
 from dfst.errors import DfstError
 from dfst.tasks import get_task
@@ -62,6 +64,7 @@ def train_command(
     max_rounds: int = typer.Option(5, "--max-rounds", help="Rounds of --until-certified at most."),
     published: bool = typer.Option(False, "--published", help="The published recipe: identity init, no "
                                    "noise or normalisation, one run, no extraction (overrides those flags)."),
+    max_memory: str = MaxMemoryOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Train a DFST on the expert's PTOs (teacher-forced loss, Adam), evaluating closed-loop as it goes.
@@ -93,6 +96,8 @@ def train_command(
         cfg = replace(cfg, samples=dataset.samples,
                       max_digits=max(len(x) for pair in dataset.operands for x in pair))
     _check_out(out, resume=resume, force=force, rounds=until_certified)
+    if dataset is None:  # the PTOs to record, estimated before any is
+        check_recording(task, cfg.samples, cfg.max_digits, memory_bound(max_memory))
     if until_certified:
         return _until_certified(cfg, out, dataset, max_rounds, force, as_json)
     with _progress(as_json) as progress:
