@@ -24,8 +24,9 @@ from dfst.checkpoint import load_checkpoint
 from dfst.data import PtoDataset
 from dfst.errors import DfstError
 from dfst.io import read_json_file, write_atomic
+from dfst.outputs import file_kind, is_temp_of
 from dfst.rollout import DfstWeights
-from dfst.run_guard import LOCK_FILE, is_temp_of, path_kind, run_lock
+from dfst.run_guard import LOCK_FILE, run_lock
 from dfst.tasks import Instance, Task, get_task
 from dfst.train import TrainConfig, train
 from dfst.train_data import SAMPLERS, record_instances
@@ -92,7 +93,7 @@ def _rounds(cfg: TrainConfig, out: Path, task: Task, data: PtoDataset, max_round
 def own_rounds(out: Path) -> list[Path]:
     """What --force removes from `out`: rounds.json and the round<r> training runs. Anything else
     there (a user's file, a round holding more than a run) is a DfstError naming it: refused whole."""
-    kind = path_kind(out)
+    kind = file_kind(out)
     if kind == "missing":
         return []
     if kind != "directory":
@@ -110,7 +111,7 @@ def own_rounds(out: Path) -> list[Path]:
 
 
 def _is_rounds_file(path: Path) -> bool:
-    if path.name != ROUNDS_FILE or path_kind(path) != "file":
+    if path.name != ROUNDS_FILE or file_kind(path) != "file":
         return False
     try:
         report = read_json_file(path, f"cannot read {path}")
@@ -120,7 +121,7 @@ def _is_rounds_file(path: Path) -> bool:
 
 
 def _is_round_run(path: Path) -> bool:
-    if not ROUND_DIR.fullmatch(path.name) or path_kind(path) != "directory" or foreign_paths(path):
+    if not ROUND_DIR.fullmatch(path.name) or file_kind(path) != "directory" or foreign_paths(path):
         return False
     check_run_dir(path)  # a link or a foreign file inside the run is refused, naming it
     return True

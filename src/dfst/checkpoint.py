@@ -78,13 +78,15 @@ def _prepare_directory(directory: Path, overwrite: bool) -> Path:
 
 def _check_replaceable(directory: Path, overwrite: bool) -> None:
     """A non-empty directory may be replaced only with --force, and only if all of it is dfst's."""
+    from dfst.outputs import is_temp_of
+
     if not is_checkpoint(directory):
         raise DfstError(f"checkpoint directory {directory} is not empty and holds no dfst checkpoint "
                         "(choose another path)")
     if not overwrite:
         raise DfstError(f"{directory} already holds a checkpoint (pass --force to replace it)")
-    foreign = sorted(p.name for p in directory.iterdir()
-                     if p.name not in (CONFIG_FILE, WEIGHTS_FILE, *OWN_FILES) and not _is_temp(p.name))
+    own = (CONFIG_FILE, WEIGHTS_FILE, *OWN_FILES)
+    foreign = sorted(p.name for p in directory.iterdir() if p.name not in own and not is_temp_of(p.name, own))
     if foreign:
         raise DfstError(f"{directory} holds {foreign[0]!r}, which is not a dfst checkpoint file; "
                         "--force replaces only a directory that is all dfst's (choose another path)")
@@ -101,10 +103,6 @@ def is_checkpoint(directory: Path) -> bool:
         return json.loads(config.read_bytes()).get("format") == FORMAT
     except (OSError, ValueError, AttributeError, RecursionError):
         return False
-
-
-def _is_temp(name: str) -> bool:
-    return name.startswith(".") and name.endswith(".tmp")  # a write cut short by a kill
 
 
 def _config_dict(config: DFSTConfig, provenance: dict) -> dict:

@@ -174,6 +174,11 @@ def remove_own_file(path: Path) -> None:
             raise DfstError(f"cannot remove {path}: {exc.strerror}") from None
 
 
+def is_temp_of(name: str, targets) -> bool:
+    """Is `name` a temporary file of an atomic write (`.NAME.xxxx.tmp`) of one of `targets`?"""
+    return name.endswith(".tmp") and any(name.startswith(f".{t}.") for t in targets)
+
+
 def temporary_names(directory: Path, name: str) -> list[Path]:
     """The temporary files `write_atomic` makes for `name` (left behind only by a kill -9)."""
     return [p for p in directory.glob(f".{name}.*.tmp") if file_kind(p) == "file"]
@@ -189,6 +194,9 @@ def remove_stale_temporaries(directory: Path, names: tuple[str, ...]) -> None:
 def make_directory(path: Path, what: str = "output directory") -> Path:
     """Create `path` (and parents) unless it is already a real directory; never through a link."""
     kind = file_kind(path)
+    if kind == "symbolic link":
+        raise DfstError(f"{what} {path} is a symbolic link; dfst never writes through one "
+                        "(give the directory it points to)")
     if kind not in ("missing", "directory"):
         raise DfstError(f"{what} {path} is a {kind}, not a directory")
     try:

@@ -31,9 +31,10 @@ from dfst.checkpoint import load_checkpoint
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
 from dfst.io import read_json_file, write_atomic
+from dfst.outputs import file_kind, remove_stale_temporaries
 from dfst.recipes import TARGET_DIGITS, recipe
 from dfst.rollout import DfstWeights
-from dfst.run_guard import FORCE_HINT, path_kind, run_lock
+from dfst.run_guard import FORCE_HINT, run_lock
 from dfst.tasks import get_task
 from dfst.train import TrainConfig, train
 from dfst.train_state import check_run_dir, check_run_files, run_differences
@@ -103,11 +104,9 @@ def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
     key = result_key(cfg, eval_protocol(task, time_budget))
     paths = {system: result_path(results, task, seed, system) for system in SYSTEMS}
     for path in paths.values():  # temporary files of a write cut short by a kill (we hold the lock)
-        for stale in path.parent.glob(f".{path.name}.*.tmp"):
-            if path_kind(stale) == "file":
-                stale.unlink()
+        remove_stale_temporaries(path.parent, (path.name,))
     stored = {system: read_result(path, task, seed, system) for system, path in paths.items()
-              if path_kind(path) != "missing"}
+              if file_kind(path) != "missing"}
     stale = {system: diff for system, record in stored.items()
              if (diff := key_differences(stored_key(record, task), key))}
     if len(stored) == len(SYSTEMS) and (not stale or accept_stored):

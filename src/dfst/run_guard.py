@@ -21,14 +21,14 @@ import hashlib
 import json
 import os
 import socket
-import stat
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from dfst.errors import DfstError
-from dfst.io import read_json_file, write_atomic
+from dfst.io import read_json_file
+from dfst.outputs import file_kind, make_directory, write_atomic
 
 LOCK_FILE, MANIFEST_FILE = ".dfst.lock", "manifest.json"
 MANIFEST_FORMAT = "dfst-run-manifest"
@@ -43,7 +43,7 @@ _HOLDER_BYTES = 4096  # a lock file holds one short JSON line; never read more o
 def run_lock(directory: str | Path, command: str) -> Iterator[Path]:
     """Hold DIR/.dfst.lock (DIR created if missing) for the duration; a second holder is a DfstError."""
     directory = Path(directory)
-    make_run_dir(directory)
+    make_directory(directory)
     path = directory / LOCK_FILE
     fd = _acquire(path)
     try:
@@ -54,20 +54,6 @@ def run_lock(directory: str | Path, command: str) -> Iterator[Path]:
     finally:
         Path(path).unlink(missing_ok=True)  # still locked: nobody can take the file we remove
         os.close(fd)
-
-
-def make_run_dir(directory: Path) -> None:
-    """Create `directory` (and parents); refuse a link or anything else that is not a directory."""
-    kind = path_kind(directory)
-    if kind == "symbolic link":
-        raise DfstError(f"output directory {directory} is a symbolic link; dfst never writes through one "
-                        "(give the directory it points to)")
-    if kind not in ("missing", "directory"):
-        raise DfstError(f"output path {directory} exists and is not a directory")
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DfstError(f"cannot create output directory {directory}: {exc.strerror}") from None
 
 
 def _acquire(path: Path) -> int:
@@ -118,23 +104,6 @@ def command_line() -> str:
 # ----------------------------------------------------------------------------- paths
 
 
-def path_kind(path: Path) -> str:
-    """'missing', 'file', 'directory', 'symbolic link' or 'special file', never following a link."""
-    try:
-        mode = os.lstat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        return "missing"
-    for test, name in ((stat.S_ISLNK, "symbolic link"), (stat.S_ISREG, "file"), (stat.S_ISDIR, "directory")):
-        if test(mode):
-            return name
-    return "special file"
-
-
-def is_temp_of(name: str, targets: Iterable[str]) -> bool:
-    """Is `name` a temporary file of an atomic write (`.NAME.xxxx.tmp`) of one of `targets`?"""
-    return name.endswith(".tmp") and any(name.startswith(f".{t}.") for t in targets)
-
-
 # ----------------------------------------------------------------------------- the manifest
 
 
@@ -151,7 +120,7 @@ def file_entry(path: Path) -> dict:
 def read_manifest(directory: Path) -> dict | None:
     """The manifest's files ({relative path: entry}), or None for a run written before manifests."""
     path = directory / MANIFEST_FILE
-    if path_kind(path) == "missing":
+    if file_kind(path) == "missing":
         return None
     data = read_json_file(path, f"cannot read {path}")
     if not (isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT
@@ -182,9 +151,9 @@ def record_paths(directory: Path, *names: str) -> None:
              if not any(k == name or k.startswith(f"{name}/") for name in names)}
     for name in names:
         root = directory / name
-        paths = sorted(root.rglob("*")) if path_kind(root) == "directory" else [root]
+        paths = sorted(root.rglob("*")) if file_kind(root) == "directory" else [root]
         for path in paths:
-            if path_kind(path) == "file" and not (path.name.startswith(".") and path.name.endswith(".tmp")):
+            if file_kind(path) == "file" and not (path.name.startswith(".") and path.name.endswith(".tmp")):
                 files[path.relative_to(directory).as_posix()] = file_entry(path)
     _write_manifest(directory, files)
 
@@ -201,7 +170,7 @@ def check_manifest(directory: Path, names: Iterable[str] | None = None) -> None:
 def _check_entry(directory: Path, rel: str, entry: dict) -> None:
     path = directory / rel
     accepted = [entry, entry.get("previous")] if "previous" in entry else [entry]
-    if path_kind(path) != "file":
+    if file_kind(path) != "file":
         if None in accepted:
             return  # a first write cut short before its rename: nothing was there yet
         raise DfstError(f"{path} has changed since dfst wrote it (it is gone or not a regular file)"

@@ -43,14 +43,12 @@ from dfst.inputs import (
     read_json_if_exists,
 )
 from dfst.io import write_atomic
+from dfst.outputs import file_kind, is_temp_of, make_directory
 from dfst.run_guard import (
     FORCE_HINT,
     LOCK_FILE,
     MANIFEST_FILE,
     check_manifest,
-    is_temp_of,
-    make_run_dir,
-    path_kind,
     read_manifest,
     write_recorded,
 )
@@ -79,7 +77,7 @@ def prepare_run(out_dir: str | Path, run_info: dict, *, resume: bool) -> Path:
         check_run_files(out, old)
     elif old is not None:
         clear_run(out)
-    make_run_dir(out)
+    make_directory(out)
     if not os.access(out, os.W_OK):
         raise DfstError(f"output directory {out} is not writable")
     remove_stale_temps(out)
@@ -91,7 +89,7 @@ def check_run_dir(out: Path) -> dict | None:
     """The config of the run in `out` (None: no run there yet), after refusing what dfst must not
     touch: a link or a file as the directory, a directory holding other things but no run, another
     program's config.json, a link or a foreign file where the run keeps its own."""
-    kind = path_kind(out)
+    kind = file_kind(out)
     if kind == "missing":
         return None
     if kind == "symbolic link":
@@ -132,9 +130,9 @@ def check_run_files(out: Path, config: dict) -> None:
     """The run's files are the ones dfst wrote: all of them for a finished run; for an unfinished
     one those it resumes from (model/, extracted/ and summary.json are written again at its end).
     A run from before manifests is resumed too; its dataset is still checked against config.json."""
-    finished = path_kind(out / SUMMARY_FILE) == "file"
+    finished = file_kind(out / SUMMARY_FILE) == "file"
     check_manifest(out, None if finished else (CONFIG_FILE, DATA_FILE, STATE_FILE))
-    if DATA_FILE not in (read_manifest(out) or {}) and path_kind(out / DATA_FILE) == "file":
+    if DATA_FILE not in (read_manifest(out) or {}) and file_kind(out / DATA_FILE) == "file":
         _check_data_file(out / DATA_FILE, config.get("data", {}).get("sha256"))
 
 
@@ -154,7 +152,7 @@ def _check_data_file(path: Path, sha256: str | None) -> None:
 def clear_run(out: Path) -> None:
     """Remove a run's files, and only those, from `out`; the user's files beside them stay."""
     for path in run_paths(out):  # all checked before the first is removed
-        if path_kind(path) == "directory":
+        if file_kind(path) == "directory":
             shutil.rmtree(path)
         else:
             path.unlink()
@@ -165,14 +163,14 @@ def remove_final_outputs(out: Path) -> None:
     """Remove model/ and extracted/ of an unfinished run before they are written again: a kill while
     they were written leaves a partial checkpoint, which dfst's checkpoint writer would refuse."""
     for path in run_paths(out):  # checked: only checkpoint files, no links
-        if path.name in (MODEL_DIR, EXTRACTED_DIR) and path_kind(path) == "directory":
+        if path.name in (MODEL_DIR, EXTRACTED_DIR) and file_kind(path) == "directory":
             shutil.rmtree(path)
 
 
 def remove_stale_temps(out: Path) -> None:
     """Remove the temporary files of the run's writes that a kill cut short."""
     for stale in out.iterdir():
-        if is_temp_of(stale.name, OWN_FILES) and path_kind(stale) == "file":
+        if is_temp_of(stale.name, OWN_FILES) and file_kind(stale) == "file":
             stale.unlink(missing_ok=True)
 
 
@@ -182,7 +180,7 @@ def run_paths(out: Path) -> list[Path]:
     paths = []
     for name in OWN_FILES:
         path = out / name
-        kind = path_kind(path)
+        kind = file_kind(path)
         if kind in ("symbolic link", "special file"):
             raise DfstError(f"{path} is a {kind}; dfst never follows or removes one (remove it yourself)")
         if kind == "directory" and name not in (MODEL_DIR, EXTRACTED_DIR):
@@ -197,7 +195,7 @@ def run_paths(out: Path) -> list[Path]:
 def _check_checkpoint_dir(path: Path) -> None:
     for entry in path.iterdir():
         own = entry.name in CHECKPOINT_FILES or is_temp_of(entry.name, CHECKPOINT_FILES)
-        if not own or path_kind(entry) != "file":
+        if not own or file_kind(entry) != "file":
             raise DfstError(f"{entry} was not written by dfst; dfst leaves {path} alone (move it away)")
 
 
