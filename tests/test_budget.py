@@ -293,3 +293,13 @@ def test_recording_estimate_bounds_what_a_recording_holds():
     for task in TASKS.values():
         ds = record_dataset(task, 5, 6, 0)
         assert estimate_recording(task, 5, 6).parts["traces"] >= 10 * 3 * ds.steps
+
+
+def test_a_run_of_huge_step_bound_is_announced(capsys):
+    from dfst.budget import estimate_solve
+    from dfst.cli.agents import _note_long_run
+
+    _note_long_run(estimate_solve(TASKS["mult2"], 10**6, 10**6))
+    assert "24,000,048,000,016 steps" in capsys.readouterr().err
+    _note_long_run(estimate_solve(TASKS["mult2"], 100, 100))
+    assert capsys.readouterr().err == ""

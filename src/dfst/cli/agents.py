@@ -111,15 +111,26 @@ def _instance(task: Task, a: str | None, b: str | None, random_digits: int | Non
               max_memory: int, as_json: bool) -> Instance:
     """The operands, checked against the memory bound before anything of their size is built."""
     if random_digits is not None:
-        check_rollout(task, random_digits, random_digits, max_memory, f"--random {random_digits:,}",
-                      generate=True, as_json=as_json)
+        _note_long_run(check_rollout(task, random_digits, random_digits, max_memory,
+                                     f"--random {random_digits:,}", generate=True, as_json=as_json))
         return task.random_instances(random_digits, 1, seed)[0]
     if a is None or b is None:
         raise DfstError("give two operands A B (or --random N)")
     a, b = read_operand(a), read_operand(b)
     n, m = len(a), len(b)  # checked before the digits: a long operand's validation takes seconds
-    check_rollout(task, n, m, max_memory, f"operands of {n:,} and {m:,} digits", as_json=as_json)
+    _note_long_run(check_rollout(task, n, m, max_memory, f"operands of {n:,} and {m:,} digits",
+                                 as_json=as_json))
     return task.check(a, b)
+
+
+LONG_RUN_STEPS = 10**10  # memory is bounded; time is only announced, the user may want the run
+
+
+def _note_long_run(estimate) -> None:
+    """Say on stderr, before it starts, that a run may take up to a huge number of steps."""
+    if estimate.steps > LONG_RUN_STEPS:
+        print(f"dfst: note: this run may take up to {estimate.steps:,} steps (the task's step bound); "
+              "the compiled engine does not see Ctrl-C: stop it with Ctrl-\\ or kill", file=sys.stderr)
 
 
 def agent_for(task: Task, agent_file: Path | None) -> Transducer:
