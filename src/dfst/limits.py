@@ -58,6 +58,7 @@ CAPS: dict[str, tuple[str, int, str]] = {
     "checkpoint_bytes": ("DFST_MAX_CHECKPOINT_BYTES", 1 * GiB,
                          "model.safetensors or train_state.safetensors"),
     "metrics_bytes": ("DFST_MAX_METRICS_BYTES", 256 * MiB, "a run's metrics.jsonl"),
+    "text_bytes": ("DFST_MAX_TEXT_BYTES", 64 * MiB, "a README whose generated table dfst rewrites"),
 }
 
 # Not sizes: limits of structure, fixed because no file dfst writes comes near them.

@@ -16,7 +16,6 @@ import json
 import os
 import stat
 import tempfile
-import zipfile
 from pathlib import Path
 
 from dfst import __version__
@@ -124,13 +123,11 @@ def _is_dfst_json(path: Path) -> bool:
 
 
 def _is_dfst_zip(path: Path) -> bool:
+    from dfst.inputs import parse_json, read_zip_members
+
     try:
-        with zipfile.ZipFile(path) as zf:
-            info = zf.getinfo("meta.json")
-            if info.file_size > 1 << 20 or info.flag_bits & 0x1:
-                return False
-            meta = json.loads(zf.read(info))
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile, RecursionError, NotImplementedError):
+        meta = parse_json(read_zip_members(path, ("meta.json",), "zip")["meta.json"], f"{path} meta.json")
+    except (DfstError, KeyError):
         return False
     return isinstance(meta, dict) and meta.get("format") == "dfst-pto"
 
@@ -218,10 +215,9 @@ def replace_between(text: str, start_mark: str, end_mark: str, block: str, where
 
 def rewrite_between(path: str | Path, start_mark: str, end_mark: str, block: str) -> None:
     """Replace the marked block of a file (a README's generated table); nothing else changes."""
+    from dfst.inputs import read_text
+
     path = Path(path)
     refuse_special(path, "file to rewrite")
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DfstError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    text = read_text(path, "file to rewrite", "text_bytes")
     write_atomic(path, replace_between(text, start_mark, end_mark, block, str(path)).encode())
