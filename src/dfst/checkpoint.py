@@ -23,7 +23,7 @@ from safetensors.torch import save as save_safetensors
 from dfst import __version__
 from dfst.errors import DfstError
 from dfst.inputs import InputMissing, load_safetensors_bytes, read_bytes, read_json
-from dfst.io import write_atomic
+from dfst.io import read_json_file, write_atomic
 from dfst.model import DFST, DFSTConfig, weight_shapes
 
 FORMAT = "dfst-checkpoint"
@@ -99,10 +99,8 @@ def is_checkpoint(directory: Path) -> bool:
     config = directory / CONFIG_FILE
     if file_kind(config) != "file" or not is_dfst_file(config):
         return False
-    try:
-        return json.loads(config.read_bytes()).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError, RecursionError):
-        return False
+    data = read_json_file(config, f"cannot read {config}")
+    return isinstance(data, dict) and data.get("format") == FORMAT
 
 
 def _config_dict(config: DFSTConfig, provenance: dict) -> dict:

@@ -90,6 +90,8 @@ def check_output_file(path: str | Path, *, force: bool = False) -> Path:
 
 def is_dfst_file(path: Path) -> bool:
     """Does the regular file at `path` carry dfst's marker? Reads at most a few dozen KiB."""
+    if file_kind(path) != "file":  # never open a FIFO or a device, not even to look
+        return False
     try:
         with open(path, "rb") as f:
             head = f.read(_PEEK)
