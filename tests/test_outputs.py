@@ -148,10 +148,19 @@ def test_report_commands_name_a_missing_field(capsys, tmp_path, expert):
     assert_one_line_error(code, err, "summary.json", "'d'")
 
 
-def test_json_stays_json_on_errors(capsys, tmp_path):
-    for argv in (["eval", tmp_path / "none"], ["solve", "add2", "12", "1"], ["certify", tmp_path]):
-        code, out, err = run(capsys, *argv, "--json")
-        assert code == 2 and json.loads(out)["exit_code"] == 2 and len(err.strip().splitlines()) == 1
+@pytest.mark.parametrize("argv", [
+    ["eval", "none"], ["solve", "add2", "12", "1"], ["certify", "."], ["replay", "none"],
+    ["data", "--inspect", "none.zip"], ["compile", "nope", "--out", "x"], ["train", "add2", "--out", "r",
+    "--seed", "-1"], ["reproduce", "--tasks", "nope"], ["report", "none"], ["report-runs", "none"],
+    ["coverage", "add2"], ["extract", "none", "--out", "x"], ["check-certificate", "none", "none"],
+    ["table", "--results", "none"], ["baseline", "nope", "add2"], ["solve", "add2", "--random", "0"],
+])
+def test_json_stays_json_on_errors(capsys, tmp_path, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv, "--json")
+    assert code == 2 and json.loads(out)["exit_code"] == 2, (out, err)
+    assert len(err.strip().splitlines()) == 1 and err.startswith("dfst: error:")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing was written
 
 
 def test_version(capsys):
