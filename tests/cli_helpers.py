@@ -27,3 +27,11 @@ def assert_one_line_error(code: int, err: str, *fragments: str) -> None:
     assert len(lines) == 1 and lines[0].startswith("dfst: error:"), err
     for fragment in fragments:
         assert fragment in lines[0]
+
+
+def run_verdict_json(capsys, *argv: str | Path) -> dict:
+    """The JSON of a command whose exit code is its verdict: 0 if `certified`, 1 if not."""
+    code, out, err = run(capsys, *argv, "--json")
+    report = json.loads(out)
+    assert code == (0 if report["certified"] else 1), err
+    return report

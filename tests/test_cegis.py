@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 
-from cli_helpers import assert_one_line_error, run, run_json
+from cli_helpers import assert_one_line_error, run, run_verdict_json
 from dfst.cegis import with_instance
 from dfst.data import record_dataset
 from dfst.tasks import get_task
 
 
 def test_rounds_add_counterexamples_until_certified_or_stuck(capsys, tmp_path):
-    report = run_json(capsys, "train", "add2", "--iters", "40", "--restarts", "2", "--eval-every", "0",
-                      "--until-certified", "--max-rounds", "3", "--out", tmp_path / "cg")
+    report = run_verdict_json(capsys, "train", "add2", "--iters", "40", "--restarts", "2", "--eval-every",
+                              "0", "--until-certified", "--max-rounds", "3", "--out", tmp_path / "cg")
     rounds = report["rounds"]
     assert rounds[0]["samples"] == 20 and 1 <= len(rounds) <= 3
     for before, after in zip(rounds, rounds[1:]):  # every further round has one more instance

@@ -168,3 +168,9 @@ def test_version(capsys):
 
     code, out, _ = run(capsys, "--version")
     assert code == 0 and out.strip() == f"dfst {__version__}"
+
+
+def test_a_parent_that_is_a_file_is_named_as_such(tmp_path):
+    _user_file(tmp_path, "f")
+    with pytest.raises(DfstError, match="f is not a directory"):
+        check_output_file(tmp_path / "f" / "x.png")

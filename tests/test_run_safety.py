@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import assert_one_line_error, run, run_json
+from cli_helpers import assert_one_line_error, run, run_json, run_verdict_json
 
 QUICK = ("--iters", "6", "--restarts", "1", "--eval-every", "0", "--samples", "4", "--max-digits", "2")
 ROUNDS = ("--until-certified", "--max-rounds", "1", *QUICK)
@@ -29,7 +29,7 @@ def tree(root: Path) -> dict[str, bytes]:
 
 def test_until_certified_force_refuses_a_directory_with_user_files(capsys, tmp_path):
     out = tmp_path / "D"
-    run_json(capsys, "train", "add2", *ROUNDS, "--out", out)
+    run_verdict_json(capsys, "train", "add2", *ROUNDS, "--out", out)
     (out / "notes.txt").write_text("mine")
     before = tree(out)
     code, _, err = run(capsys, "train", "add2", *ROUNDS, "--force", "--out", out)
@@ -47,16 +47,16 @@ def test_until_certified_force_in_the_working_directory_keeps_it(capsys, tmp_pat
 
 def test_until_certified_force_replaces_only_its_own_rounds(capsys, tmp_path):
     out = tmp_path / "D"
-    run_json(capsys, "train", "add2", *ROUNDS, "--out", out)
+    run_verdict_json(capsys, "train", "add2", *ROUNDS, "--out", out)
     old = (out / "round0" / "config.json").read_bytes()
-    report = run_json(capsys, "train", "add2", *ROUNDS[:-1], "7", "--force", "--out", out)
+    report = run_verdict_json(capsys, "train", "add2", *ROUNDS[:-1], "7", "--force", "--out", out)
     assert report["rounds"][0]["round"] == 0 and sorted(os.listdir(out)) == ["round0", "rounds.json"]
     assert (out / "round0" / "config.json").read_bytes() != old  # trained again with --iters 7
 
 
 def test_until_certified_force_refuses_a_round_holding_a_user_file(capsys, tmp_path):
     out = tmp_path / "D"
-    run_json(capsys, "train", "add2", *ROUNDS, "--out", out)
+    run_verdict_json(capsys, "train", "add2", *ROUNDS, "--out", out)
     (out / "round0" / "mine.txt").write_text("mine")
     before = tree(out)
     code, _, err = run(capsys, "train", "add2", *ROUNDS, "--force", "--out", out)
@@ -350,7 +350,7 @@ def test_bad_reproduce_options_are_one_line_errors_before_any_work(capsys, tmp_p
 
 def test_json_output_is_json_only(capsys, tmp_path):
     code, out, _ = run(capsys, "train", "add2", *ROUNDS, "--out", tmp_path / "D", "--json")
-    assert code == 0 and json.loads(out)["rounds"]
+    assert code == (0 if json.loads(out)["certified"] else 1) and json.loads(out)["rounds"]
     code, out, _ = run(capsys, "train", "add2", *QUICK, "--out", tmp_path / "R", "--json")
     assert code == 0 and json.loads(out)["iterations"] == 6
 
@@ -430,3 +430,9 @@ def test_a_kill_while_the_final_checkpoint_is_written_still_resumes(tmp_path):
     (tmp_path / "summary.json").unlink()  # as if killed between model/model.safetensors and the rest
     (tmp_path / "model" / "config.json").unlink()
     assert train(tiny(), tmp_path, command="test")["iterations"] == 20
+
+
+def test_a_seed_torch_cannot_take_is_refused_before_the_run_is_written(capsys, tmp_path):
+    code, _, err = run(capsys, "train", "add2", "--seed", str(2**64), "--out", tmp_path / "D")
+    assert_one_line_error(code, err, "seed must be at most")
+    assert not (tmp_path / "D").exists()

@@ -64,7 +64,8 @@ def check_parent(path: Path) -> None:
     """The directory that will hold `path` exists and is writable."""
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
-        raise DfstError(f"cannot write {path}: directory {parent} does not exist")
+        why = "does not exist" if file_kind(parent) == "missing" else "is not a directory"
+        raise DfstError(f"cannot write {path}: {parent} {why}")
     if not os.access(parent, os.W_OK):
         raise DfstError(f"cannot write {path}: directory {parent} is not writable")
 

@@ -109,6 +109,8 @@ class TrainConfig:
                           ("eval_every", 0), ("eval_random", 0), ("target_digits", 0),
                           ("checkpoint_every", 0), ("log_every", 1), ("threads", 1), ("restarts", 1)):
             _check_int(name, getattr(self, name), low)
+        if self.seed > MAX_SEED:
+            raise DfstError(f"seed must be at most {MAX_SEED:,} (torch's seeds are 64-bit), got {self.seed}")
         if self.d is not None:
             _check_int("d", self.d, 1)
         for name, registry in (("sampler", SAMPLERS), ("schedule", SCHEDULES), ("init", INITS),
@@ -123,6 +125,9 @@ class TrainConfig:
                 raise DfstError(f"{name} must be a number >= 0, got {value}")
         if not self.eval_digits or min(self.eval_digits) < 1:
             raise DfstError(f"eval_digits must be lengths >= 1, got {list(self.eval_digits)}")
+
+
+MAX_SEED = 2**63 - 1
 
 
 def _check_int(name: str, value: object, low: int) -> None:

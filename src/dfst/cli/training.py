@@ -66,7 +66,7 @@ def train_command(
                                    "noise or normalisation, one run, no extraction (overrides those flags)."),
     max_memory: str = MaxMemoryOption,
     as_json: bool = JsonOption,
-) -> None:
+) -> int | None:
     """Train a DFST on the expert's PTOs (teacher-forced loss, Adam), evaluating closed-loop as it goes.
 
     Run the same command again to resume an interrupted run (even by kill -9), bit-identically.
@@ -127,7 +127,8 @@ def _check_dataset(task, dataset, path: Path) -> None:
     dataset_instances(task, dataset, source)
 
 
-def _until_certified(cfg, out: Path, dataset, max_rounds: int, force: bool, as_json: bool) -> None:
+def _until_certified(cfg, out: Path, dataset, max_rounds: int, force: bool, as_json: bool) -> int:
+    """Rounds of train + certify; exit code 0 when certified, 1 when not (a check that fails)."""
     from dfst.cegis import own_rounds, train_until_certified
 
     if max_rounds < 1:
@@ -141,12 +142,14 @@ def _until_certified(cfg, out: Path, dataset, max_rounds: int, force: bool, as_j
                                        progress=lambda record: progress.update(
                                            bar, completed=record["iteration"], loss=f"{record['loss']:.3g}"))
     if as_json:
-        return print_json(report)
+        print_json(report)
+        return 0 if report["certified"] else 1
     for r in report["rounds"]:
         added = "" if r["added"] is None else f"; added {r['added'][0]} + {r['added'][1]}"
         console.print(f"round {r['round']}: {r['samples']} samples -> {r['verdict']} ({r['model']}){added}")
     verdict = "certified" if report["certified"] else "NOT certified"
     console.print(f"{verdict} with {report['samples']} samples")
+    return 0 if report["certified"] else 1
 
 
 def _check_out(out: Path, *, resume: bool, force: bool, rounds: bool) -> None:
