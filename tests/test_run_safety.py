@@ -436,3 +436,15 @@ def test_a_seed_torch_cannot_take_is_refused_before_the_run_is_written(capsys, t
     code, _, err = run(capsys, "train", "add2", "--seed", str(2**64), "--out", tmp_path / "D")
     assert_one_line_error(code, err, "seed must be at most")
     assert not (tmp_path / "D").exists()
+
+
+def test_a_fifo_where_a_run_keeps_a_file_is_refused_and_kept(capsys, tmp_path):
+    import os
+
+    out = tmp_path / "D"
+    out.mkdir()
+    os.mkfifo(out / "config.json")
+    for force in ([], ["--force"]):
+        code, _, err = run(capsys, "train", "add2", *QUICK, "--out", out, *force)
+        assert_one_line_error(code, err, "config.json is a FIFO")
+    assert (out / "config.json").exists() and not (out / "config.json").is_file()

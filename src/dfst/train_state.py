@@ -181,7 +181,7 @@ def run_paths(out: Path) -> list[Path]:
     for name in OWN_FILES:
         path = out / name
         kind = file_kind(path)
-        if kind in ("symbolic link", "special file"):
+        if kind not in ("missing", "file", "directory"):  # a link, FIFO, device or socket
             raise DfstError(f"{path} is a {kind}; dfst never follows or removes one (remove it yourself)")
         if kind == "directory" and name not in (MODEL_DIR, EXTRACTED_DIR):
             raise DfstError(f"{path} is a directory, not the file dfst writes there (move it away)")
