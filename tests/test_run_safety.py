@@ -323,6 +323,10 @@ def test_train_data_passes_the_checks_of_coverage(capsys, tmp_path):
                            "--out", tmp_path / name)
         assert_one_line_error(code, err, f"{name}.zip", fragment)
         assert not (tmp_path / name).exists()
+        code, _, err = run(capsys, "data", "--inspect", tmp_path / f"{name}.zip")  # the same checks
+        assert_one_line_error(code, err, f"{name}.zip")
+    save_dataset(ds, tmp_path / "good.zip")
+    assert run_json(capsys, "data", "--inspect", tmp_path / "good.zip")["expert_runs_checked"] is True
 
 
 @pytest.mark.parametrize("option, value", [

@@ -34,10 +34,10 @@ def data_command(
     Operand lengths are drawn independently and uniformly from [min-digits, max-digits]; operands
     have a non-zero leading digit. The same seed gives a byte-identical file.
     """
-    from dfst.data import load_dataset, record_dataset, save_dataset, summarize
+    from dfst.data import record_dataset, save_dataset, summarize
 
     if inspect is not None:
-        return _show_summary(summarize(load_dataset(inspect)), as_json)
+        return _show_summary(_inspect(inspect), as_json)
     if task_name is None or out is None:
         raise DfstError("give TASK and --out FILE to record a dataset, or --inspect FILE")
     task = get_task(task_name)
@@ -51,6 +51,19 @@ def data_command(
     save_dataset(dataset, out, overwrite=force)
     summary = summarize(dataset) | {"file": str(out)}
     _show_summary(summary, as_json)
+
+
+def _inspect(path: Path) -> dict:
+    """The dataset's summary, after the checks `dfst coverage` and `dfst train --data` make: the
+    task's operands, every PTO the expert's own run (a dataset of a task this dfst lacks: unchecked)."""
+    from dfst.coverage import dataset_instances
+    from dfst.data import load_dataset, summarize
+    from dfst.tasks import TASKS
+
+    dataset = load_dataset(path)
+    if dataset.task in TASKS:
+        dataset_instances(TASKS[dataset.task], dataset, f"dataset {path}")
+    return summarize(dataset) | {"expert_runs_checked": dataset.task in TASKS}
 
 
 def _progress(quiet: bool) -> Progress:
