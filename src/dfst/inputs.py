@@ -245,7 +245,10 @@ def _check_central_directory(raw: bytes, path: str | Path, what: str) -> None:
     A 256 MiB file can list millions of tiny entries (gigabytes of ZipInfo); the end record says
     how large the directory is. _EndRecData is zipfile's own reader of it, zip64 included.
     """
-    end = zipfile._EndRecData(io.BytesIO(raw))
+    reader = getattr(zipfile, "_EndRecData", None)
+    if reader is None:  # a Python whose zipfile lacks it: the member count check after opening remains
+        return
+    end = reader(io.BytesIO(raw))
     if end is None:
         raise zipfile.BadZipFile("File is not a zip file")
     size, entries = end[zipfile._ECD_SIZE], end[zipfile._ECD_ENTRIES_TOTAL]
