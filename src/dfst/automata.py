@@ -208,7 +208,7 @@ def _type_problems(data: dict) -> list[str]:
 
 
 def save_transducer(agent: Transducer, path: str | Path) -> None:
-    from dfst.io import write_atomic
+    from dfst.outputs import write_atomic
 
     write_atomic(path, (json.dumps(agent.to_dict(), indent=1) + "\n").encode())
 

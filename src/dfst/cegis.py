@@ -23,8 +23,8 @@ from pathlib import Path
 from dfst.checkpoint import load_checkpoint
 from dfst.data import PtoDataset
 from dfst.errors import DfstError
-from dfst.io import read_json_file, write_atomic
-from dfst.outputs import file_kind, is_temp_of
+from dfst.inputs import read_json_file
+from dfst.outputs import file_kind, is_temp_of, remove_own_file, write_atomic
 from dfst.rollout import DfstWeights
 from dfst.run_guard import LOCK_FILE, run_lock
 from dfst.tasks import Instance, Task, get_task
@@ -131,7 +131,7 @@ def remove_rounds(out: Path, command: str) -> None:
     """Remove `own_rounds(out)`, each round under its own lock (no other dfst is writing it)."""
     for path in own_rounds(out):
         if path.name == ROUNDS_FILE:
-            path.unlink()
+            remove_own_file(path)
             continue
         with run_lock(path, command):
             clear_run(path)

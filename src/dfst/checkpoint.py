@@ -22,9 +22,9 @@ from safetensors.torch import save as save_safetensors
 
 from dfst import __version__
 from dfst.errors import DfstError
-from dfst.inputs import InputMissing, load_safetensors_bytes, read_bytes, read_json
-from dfst.io import read_json_file, write_atomic
+from dfst.inputs import InputMissing, load_safetensors_bytes, read_bytes, read_json, read_json_file
 from dfst.model import DFST, DFSTConfig, weight_shapes
+from dfst.outputs import write_atomic
 
 FORMAT = "dfst-checkpoint"
 VERSION = 1
@@ -94,12 +94,15 @@ def _check_replaceable(directory: Path, overwrite: bool) -> None:
 
 def is_checkpoint(directory: Path) -> bool:
     """Does `directory` hold a config.json with dfst's checkpoint marker?"""
-    from dfst.outputs import file_kind, is_dfst_file
+    from dfst.outputs import file_kind
 
     config = directory / CONFIG_FILE
-    if file_kind(config) != "file" or not is_dfst_file(config):
+    if file_kind(config) != "file":
         return False
-    data = read_json_file(config, f"cannot read {config}")
+    try:
+        data = read_json_file(config, f"cannot read {config}")
+    except DfstError:  # damaged or not JSON: not a checkpoint dfst may replace
+        return False
     return isinstance(data, dict) and data.get("format") == FORMAT
 
 

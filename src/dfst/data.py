@@ -44,7 +44,7 @@ from dfst.automata import MOVE_INDEX, MOVES
 from dfst.errors import DfstError
 from dfst.grid.world import Outcome
 from dfst.inputs import parse_json, read_zip_members
-from dfst.io import check_writable, write_atomic
+from dfst.outputs import check_output_file, write_atomic
 from dfst.rollout import run_table
 from dfst.tasks.base import Instance, Task, random_operand
 
@@ -142,7 +142,7 @@ def _record(task: Task, inst: Instance) -> np.ndarray:
 
 def save_dataset(ds: PtoDataset, path: str | Path, *, overwrite: bool = False) -> None:
     """Write `ds` as a PTO zip (format above); the same dataset always gives the same bytes."""
-    path = check_writable(path, overwrite=overwrite)
+    path = check_output_file(path, force=overwrite)
     meta = json.dumps(_meta(ds), sort_keys=True, indent=1) + "\n"
     contents = [meta.encode(), *(_npy(a) for a in _arrays(ds))]
     buf = io.BytesIO()

@@ -146,6 +146,20 @@ def read_json_if_exists(path: str | Path, what: str, cap_name: str = "json_bytes
         return None
 
 
+def read_json_file(path: str | Path, missing: str, invalid: str | None = None) -> object:
+    """Parsed JSON at `path` (through dfst.inputs: a regular file, size and depth caps); a one-line
+    DfstError, `missing` if nothing is there, `invalid` (if given) if it is not JSON.
+
+    NaN is accepted: these are reports (eval.json, summary.json) that json.dumps wrote as it is.
+    """
+    try:
+        return read_json(path, "file", allow_nan=True)
+    except InputMissing:
+        raise DfstError(missing) from None
+    except InvalidJson as exc:
+        raise DfstError(invalid or str(exc)) from None
+
+
 def parse_json(raw: bytes | str, what: str, *, allow_nan: bool = False) -> object:
     """Parse UTF-8 JSON text; `what` (the file, with its path) starts every error message.
 

@@ -12,8 +12,8 @@ Every refusal is a one-line DfstError naming the path (exit code 2), raised befo
 
 from __future__ import annotations
 
-import json
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
@@ -117,7 +117,7 @@ def is_dfst_record(data: object) -> bool:
 
 
 def _is_dfst_json(path: Path) -> bool:
-    from dfst.io import read_json_file
+    from dfst.inputs import read_json_file
 
     try:
         return is_dfst_record(read_json_file(path, f"cannot read {path}"))
@@ -156,15 +156,6 @@ def write_atomic(path: str | Path, data: bytes) -> None:
         raise DfstError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def write_json(path: str | Path, data: object) -> None:
-    """`data` as indented JSON, atomically (NaN and infinity refused: they are not JSON)."""
-    try:
-        text = json.dumps(data, indent=1, allow_nan=False)
-    except ValueError as exc:
-        raise DfstError(f"cannot write {path}: {exc}") from None
-    write_atomic(path, (text + "\n").encode())
-
-
 def remove_own_file(path: Path) -> None:
     """Remove a file dfst wrote earlier (a stale report); anything but a regular file is left alone."""
     if file_kind(path) == "file":
@@ -179,16 +170,21 @@ def is_temp_of(name: str, targets) -> bool:
     return name.endswith(".tmp") and any(name.startswith(f".{t}.") for t in targets)
 
 
-def temporary_names(directory: Path, name: str) -> list[Path]:
-    """The temporary files `write_atomic` makes for `name` (left behind only by a kill -9)."""
-    return [p for p in directory.glob(f".{name}.*.tmp") if file_kind(p) == "file"]
+def remove_stale_temporaries(directory: Path, names) -> None:
+    """Remove what a killed `write_atomic` of one of `names` left in `directory`; nothing else."""
+    for path in directory.iterdir():
+        if is_temp_of(path.name, names):
+            remove_own_file(path)
 
 
-def remove_stale_temporaries(directory: Path, names: tuple[str, ...]) -> None:
-    """Remove what a killed write of one of `names` left in `directory`; nothing else."""
-    for name in names:
-        for path in temporary_names(directory, name):
-            path.unlink(missing_ok=True)
+def remove_own_tree(path: Path) -> None:
+    """Remove a directory dfst wrote, whose entries the caller has checked are all dfst's own;
+    a link or anything but a real directory is left alone."""
+    if file_kind(path) == "directory":
+        try:
+            shutil.rmtree(path)
+        except OSError as exc:
+            raise DfstError(f"cannot remove {path}: {exc.strerror}") from None
 
 
 def make_directory(path: Path, what: str = "output directory") -> Path:

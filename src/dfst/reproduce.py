@@ -30,8 +30,8 @@ from dfst.baselines.common import BaselineResult, hardware
 from dfst.checkpoint import load_checkpoint
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
-from dfst.io import read_json_file, write_atomic
-from dfst.outputs import file_kind, remove_stale_temporaries
+from dfst.inputs import read_json_file
+from dfst.outputs import file_kind, remove_stale_temporaries, write_atomic
 from dfst.recipes import TARGET_DIGITS, recipe
 from dfst.rollout import DfstWeights
 from dfst.run_guard import FORCE_HINT, run_lock

@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dfst.errors import DfstError
-from dfst.io import read_json_file
+from dfst.inputs import read_json_file
 from dfst.outputs import file_kind, make_directory, write_atomic
 
 LOCK_FILE, MANIFEST_FILE = ".dfst.lock", "manifest.json"

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import torch
@@ -42,8 +41,15 @@ from dfst.inputs import (
     read_bytes,
     read_json_if_exists,
 )
-from dfst.io import write_atomic
-from dfst.outputs import file_kind, is_temp_of, make_directory
+from dfst.outputs import (
+    file_kind,
+    is_temp_of,
+    make_directory,
+    remove_own_file,
+    remove_own_tree,
+    remove_stale_temporaries,
+    write_atomic,
+)
 from dfst.run_guard import (
     FORCE_HINT,
     LOCK_FILE,
@@ -80,7 +86,7 @@ def prepare_run(out_dir: str | Path, run_info: dict, *, resume: bool) -> Path:
     make_directory(out)
     if not os.access(out, os.W_OK):
         raise DfstError(f"output directory {out} is not writable")
-    remove_stale_temps(out)
+    remove_stale_temporaries(out, OWN_FILES)  # what a kill left of the run's writes
     write_recorded(out, CONFIG_FILE, _json_bytes(run_info))
     return out
 
@@ -153,25 +159,18 @@ def clear_run(out: Path) -> None:
     """Remove a run's files, and only those, from `out`; the user's files beside them stay."""
     for path in run_paths(out):  # all checked before the first is removed
         if file_kind(path) == "directory":
-            shutil.rmtree(path)
+            remove_own_tree(path)
         else:
-            path.unlink()
-    remove_stale_temps(out)
+            remove_own_file(path)
+    remove_stale_temporaries(out, OWN_FILES)
 
 
 def remove_final_outputs(out: Path) -> None:
     """Remove model/ and extracted/ of an unfinished run before they are written again: a kill while
     they were written leaves a partial checkpoint, which dfst's checkpoint writer would refuse."""
     for path in run_paths(out):  # checked: only checkpoint files, no links
-        if path.name in (MODEL_DIR, EXTRACTED_DIR) and file_kind(path) == "directory":
-            shutil.rmtree(path)
-
-
-def remove_stale_temps(out: Path) -> None:
-    """Remove the temporary files of the run's writes that a kill cut short."""
-    for stale in out.iterdir():
-        if is_temp_of(stale.name, OWN_FILES) and file_kind(stale) == "file":
-            stale.unlink(missing_ok=True)
+        if path.name in (MODEL_DIR, EXTRACTED_DIR):
+            remove_own_tree(path)
 
 
 def run_paths(out: Path) -> list[Path]:
@@ -227,10 +226,6 @@ def read_json(path: Path) -> dict | None:
     if not isinstance(data, dict):
         raise DfstError(f"{path} does not hold a JSON object")
     return data
-
-
-def write_json(path: Path, data: dict) -> None:
-    write_atomic(path, (json.dumps(data, indent=1, allow_nan=False) + "\n").encode())
 
 
 def append_metrics(path: Path, record: dict) -> None:

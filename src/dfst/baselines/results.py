@@ -18,8 +18,7 @@ from dfst import __version__
 from dfst.baselines.common import BaselineResult
 from dfst.errors import DfstError
 from dfst.inputs import read_json
-from dfst.io import check_writable, replace_between, rewrite_between, write_atomic
-from dfst.outputs import make_directory
+from dfst.outputs import check_output_file, make_directory, replace_between, rewrite_between, write_atomic
 from dfst.tasks import TASKS
 
 RESULTS_DIR = Path("results")
@@ -42,7 +41,7 @@ def save_record(record: dict, path: Path, *, overwrite: bool = False) -> None:
     """Write any result-like dict (a baseline's own task too) as JSON, atomically, never over a file
     unless told to."""
     make_directory(path.parent, "results directory")
-    check_writable(path, overwrite=overwrite)
+    check_output_file(path, force=overwrite)
     write_atomic(path, (json.dumps({"dfst_version": __version__} | record, indent=1) + "\n").encode())
 
 

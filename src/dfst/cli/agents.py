@@ -15,9 +15,9 @@ from dfst.budget import check_rollout
 from dfst.cli.app import OPERAND_SETTINGS, JsonOption, app, console, print_json, read_operand
 from dfst.errors import DfstError
 from dfst.grid.render import render_cells
-from dfst.io import check_writable
 from dfst.limits import default_max_memory, parse_size
 from dfst.model_size import param_count
+from dfst.outputs import check_output_file
 from dfst.rollout import run_table
 from dfst.tasks import TASKS, Instance, Task, get_task
 
@@ -161,7 +161,7 @@ def agent_command(
 
         sys.stdout.write(to_dot(agent) if dot else json.dumps(agent.to_dict(), indent=1) + "\n")
         return
-    check_writable(out, overwrite=force)
+    check_output_file(out, force=force)
     if dot:
         from dfst.outputs import marker_text, write_atomic
 

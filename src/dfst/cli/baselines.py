@@ -27,7 +27,7 @@ def baseline_command(
     """Train a baseline on TASK, score it with the DFST's protocol and store its result JSON."""
     from dfst.baselines import get_baseline
     from dfst.baselines.results import default_path, save_result
-    from dfst.io import check_writable
+    from dfst.outputs import check_output_file
     from dfst.tasks import get_task
 
     module = _module(name, get_baseline)
@@ -38,7 +38,7 @@ def baseline_command(
     overrides = parse_config(config, module.DEFAULTS)
     path = out or default_path(name, task.name, seed)
     if path.parent.is_dir():
-        check_writable(path, overwrite=force)  # before the work, not after it
+        check_output_file(path, force=force)  # before the work, not after it
     result = module.run(task, seed=seed, config=overrides, progress=not no_progress)
     save_result(result, path, overwrite=force)
     if as_json:
@@ -53,13 +53,13 @@ def _run_side_task(name: str, task_name: str, side, seed: int, config: list[str]
                    force: bool, as_json: bool, no_progress: bool) -> None:
     """A baseline's own task (no dfst task, no protocol): its run's dict is stored as it is."""
     from dfst.baselines.results import default_path, save_record
-    from dfst.io import check_writable
+    from dfst.outputs import check_output_file
 
     run, defaults = side
     overrides = parse_config(config, defaults)
     path = out or default_path(name, task_name, seed)
     if path.parent.is_dir():
-        check_writable(path, overwrite=force)  # before the work, not after it
+        check_output_file(path, force=force)  # before the work, not after it
     record = run(seed, overrides, progress=not no_progress)
     save_record(record, path, overwrite=force)
     if as_json:

@@ -72,7 +72,7 @@ def check_command(
     from dfst.automata import transducer_from_dict
     from dfst.certify import check_certificate
     from dfst.checkpoint import load_checkpoint
-    from dfst.io import read_json_file
+    from dfst.inputs import read_json_file
 
     cert = read_json_file(certificate, f"cannot read certificate {certificate}")
     if not isinstance(cert, dict) or cert.get("format") != "dfst-certificate" or "agent" not in cert:

@@ -12,7 +12,7 @@ from dfst.budget import check_recording
 from dfst.cli.agents import MaxMemoryOption, memory_bound
 from dfst.cli.app import JsonOption, app, console, print_json
 from dfst.errors import DfstError
-from dfst.io import check_writable
+from dfst.outputs import check_output_file
 from dfst.tasks import get_task
 
 
@@ -41,7 +41,7 @@ def data_command(
     if task_name is None or out is None:
         raise DfstError("give TASK and --out FILE to record a dataset, or --inspect FILE")
     task = get_task(task_name)
-    check_writable(out, overwrite=force)  # before the work, so a bad path costs nothing
+    check_output_file(out, force=force)  # before the work, so a bad path costs nothing
     if samples >= 1 and 1 <= min_digits <= max_digits:  # else record_dataset says what is wrong
         check_recording(task, samples, max_digits, memory_bound(max_memory))
     with _progress(as_json) as progress:

@@ -55,11 +55,11 @@ def _extract_checkpoint(checkpoint: Path, out: Path, task_name: str | None, forc
     from dfst.automata import save_transducer
     from dfst.certify import extract_from_weights
     from dfst.checkpoint import load_checkpoint
-    from dfst.io import check_writable
+    from dfst.outputs import check_output_file
     from dfst.rollout import DfstWeights
     from dfst.tasks import get_task
 
-    check_writable(out, overwrite=force)
+    check_output_file(out, force=force)
     model, config = load_checkpoint(checkpoint)
     task = get_task(task_name or config["task"])
     if model.config.k != task.agent.k:

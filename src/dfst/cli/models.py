@@ -17,7 +17,7 @@ from dfst.cli.agents import MaxMemoryOption, agent_for, memory_bound
 from dfst.cli.app import JsonOption, app, console, parse_lengths, print_json
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, check_lengths, run_protocol
-from dfst.io import read_json_file
+from dfst.inputs import read_json_file
 from dfst.outputs import (
     refuse_special,
     remove_own_file,

@@ -8,7 +8,7 @@ import typer
 
 from dfst import records
 from dfst.cli.app import JsonOption, app, show_rows
-from dfst.io import read_json_file
+from dfst.inputs import read_json_file
 
 COLUMNS = ("task", "model", "params", "robust LG", "probabilistic LG", "largest N tested", "h mode",
            "eval seconds")

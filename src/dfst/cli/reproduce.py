@@ -58,7 +58,7 @@ def reproduce_command(
                      rerun=rerun, accept_stored=accept_stored, command=command_line(),
                      warn=lambda text: print(f"dfst: note: {text}", file=sys.stderr))
     if readme is not None:
-        from dfst.io import rewrite_between
+        from dfst.outputs import rewrite_between
 
         rewrite_between(readme, MARK_START, MARK_END, markdown(rows))
     if as_json:

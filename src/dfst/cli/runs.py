@@ -9,7 +9,7 @@ import typer
 from dfst import records
 from dfst.cli.app import JsonOption, app, console, show_rows
 from dfst.errors import DfstError
-from dfst.io import read_json_file
+from dfst.inputs import read_json_file
 
 COLUMNS = ("run", "samples", "d", "iterations", "final loss", "robust LG", "probabilistic LG",
            "CPU seconds")
