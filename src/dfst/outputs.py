@@ -156,6 +156,17 @@ def write_atomic(path: str | Path, data: bytes) -> None:
         raise DfstError(f"cannot write {path}: {exc.strerror}") from None
 
 
+def append_text(path: Path, text: str) -> None:
+    """Append to a log dfst keeps (metrics.jsonl); never through a link or into a special file.
+    Not atomic by design: a line cut short by a kill is skipped when the log is read back."""
+    refuse_special(path)
+    try:
+        with open(path, "a") as f:
+            f.write(text)
+    except OSError as exc:
+        raise DfstError(f"cannot write {path}: {exc.strerror}") from None
+
+
 def remove_own_file(path: Path) -> None:
     """Remove a file dfst wrote earlier (a stale report); anything but a regular file is left alone."""
     if file_kind(path) == "file":

@@ -42,6 +42,7 @@ from dfst.inputs import (
     read_json_if_exists,
 )
 from dfst.outputs import (
+    append_text,
     file_kind,
     is_temp_of,
     make_directory,
@@ -230,8 +231,7 @@ def read_json(path: Path) -> dict | None:
 
 def append_metrics(path: Path, record: dict) -> None:
     """One line per record; a line cut short by a kill is skipped when the log is read back."""
-    with open(path, "a") as f:
-        f.write(json.dumps(record, allow_nan=True) + "\n")
+    append_text(path, json.dumps(record, allow_nan=True) + "\n")
 
 
 def read_metrics(path: str | Path) -> list[dict]:
