@@ -23,7 +23,6 @@ import json
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 
 from dfst.baselines.common import BaselineResult, hardware
@@ -52,7 +51,7 @@ def eval_protocol(task: str, time_budget: float = DEFAULT_TIME_BUDGET) -> dict:
 
 def result_key(cfg: TrainConfig, protocol: dict) -> dict:
     """{"sha256", "schema", "train", "eval"}: everything that determines a stored result."""
-    body = {"schema": RESULT_SCHEMA, "train": json.loads(json.dumps(asdict(cfg))), "eval": protocol}
+    body = {"schema": RESULT_SCHEMA, "train": cfg.to_dict(), "eval": protocol}
     digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
     return {"sha256": digest, **body}
 
@@ -68,7 +67,7 @@ def stored_key(record: dict, task: str) -> dict:
 def key_differences(old: dict, new: dict) -> list[str]:
     """`field=stored, not wanted` for every input in which a stored key differs from `new`. A
     TrainConfig field the stored config lacks (added since) counts as its default."""
-    defaults = json.loads(json.dumps(asdict(TrainConfig())))
+    defaults = TrainConfig().to_dict()
     differences = [] if old.get("schema") == new["schema"] else [f"schema={old.get('schema')!r}, not "
                                                                  f"{new['schema']!r}"]
     for part, base in (("train", defaults), ("eval", {})):
@@ -145,7 +144,7 @@ def _resumable(run: Path, cfg: TrainConfig, rerun: bool) -> bool:
     old = check_run_dir(run)
     if old is None:
         return True
-    problems = run_differences(old, asdict(cfg))
+    problems = run_differences(old, cfg.to_dict())
     if not problems:
         try:
             check_run_files(run, old)
@@ -169,7 +168,7 @@ def _result(system: str, sub: str, run: Path, cfg: TrainConfig, key: dict, summa
         system=system, task=cfg.task, seed=cfg.seed, samples=summary["samples"], params=summary["params"],
         max_train_digits=cfg.max_digits, robust_lg=report.get("robust_max_digits", 0),
         probabilistic_lg=report.get("probabilistic_max_digits", 0), train_seconds=round(cpu, 1),
-        hardware=hardware(), levels=report.get("levels", []), config=asdict(cfg), details=details,
+        hardware=hardware(), levels=report.get("levels", []), config=cfg.to_dict(), details=details,
         notes="exact automaton read off the trained DFST" if sub == "extracted" else "",
     ).to_json() | {"key": key}
 

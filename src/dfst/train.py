@@ -19,6 +19,7 @@ the number of real (unpadded) steps in the batch, so every step weighs the same.
 
 from __future__ import annotations
 
+import json
 import math
 import shlex
 import sys
@@ -101,6 +102,10 @@ class TrainConfig:
     threads: int = 1              # torch threads; bit-identical results need the same number
     restarts: int = 16            # independent models trained side by side (dfst.population); the one
                                   # kept is chosen on the training PTOs alone (`select_restart`)
+
+    def to_dict(self) -> dict:
+        """The config as flat JSON-ready fields: what config.json stores and reproduce's keys hash."""
+        return json.loads(json.dumps(asdict(self)))
 
     def __post_init__(self) -> None:
         get_task(self.task)
@@ -363,7 +368,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
     if data.task != task.name or data.k != len(task.alphabet):
         raise DfstError(f"the training data is for task {data.task} (k={data.k}), not {task.name}")
     k, d = len(task.alphabet), cfg.d or task.agent.d
-    run_info = {"format": RUN_FORMAT, "version": 1, "train": asdict(cfg),
+    run_info = {"format": RUN_FORMAT, "version": 1, "train": cfg.to_dict(),
                 "command": command if command is not None else shlex.join(sys.argv),
                 "data": {"sha256": dataset_sha256(data), "summary": summarize(data)},
                 "model": {"k": k, "d": d, "params": DFSTConfig(k, d).params},

@@ -71,7 +71,7 @@ def train_command(
 
     Run the same command again to resume an interrupted run (even by kill -9), bit-identically.
     """
-    from dataclasses import asdict, replace
+    from dataclasses import replace
 
     from dfst.data import load_dataset
     from dfst.train import TrainConfig, train
@@ -108,7 +108,7 @@ def train_command(
                             **({"eval": _eval_text(record["eval"])} if "eval" in record else {})))
     if as_json:
         return print_json(summary)
-    _print_summary(summary, asdict(cfg))
+    _print_summary(summary, cfg.to_dict())
 
 
 def _check_dataset(task, dataset, path: Path) -> None:
