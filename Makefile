@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test bench api lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -13,15 +13,19 @@ $(BIN)/python:
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -c constraints.txt torch
-	$(BIN)/pip install -q -c constraints.txt -e '.[dev]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[dev,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" bash scripts/demo.sh
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/pytest
+
+# The API reference from the docstrings (pdoc): build/api/index.html. Any pdoc warning fails it.
+api: $(STAMP)
+	$(BIN)/python scripts/build_api.py build/api
 
 # Opt-in: long-operand checks (2,000-digit addition, 300-digit multiplication) and the rollout bench.
 bench: $(STAMP)

@@ -1,6 +1,9 @@
-"""What a task is: a layout on the grid, an expert agent, a readout and instance generators."""
+"""What a task is: a layout on the grid, an expert agent, a readout and instance generators.
 
-from __future__ import annotations
+No `from __future__ import annotations` here: the dataclass fields keep real types, so that a
+subclass defined elsewhere (a baseline's task) documents its generated `__init__` without importing
+these names (pdoc evaluates string annotations in the subclass's module).
+"""
 
 from collections.abc import Callable
 from dataclasses import dataclass
