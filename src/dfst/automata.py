@@ -29,7 +29,8 @@ from dfst.inputs import InputMissing, read_json
 
 MOVES = ("U", "D", "L", "R", "S")  # the order of the DFST's move scores (C has 5 rows)
 MOVE_INDEX = {m: i for i, m in enumerate(MOVES)}
-MOVE_DELTA = {"U": (-1, 0), "D": (1, 0), "L": (0, -1), "R": (0, 1), "S": (0, 0)}
+MOVE_DELTA = {"U": (-1, 0), "D": (1, 0), "L": (0, -1), "R": (0, 1), "S": (0, 0)}  # (row, col) change
+MOVE_DELTAS = tuple(MOVE_DELTA[m] for m in MOVES)  # the same, by move index (engines, the env)
 HALT_MOVE = "S"
 RULE_KEYS = ("state", "read", "next", "write", "move")
 FORMAT = "dfst-agent"

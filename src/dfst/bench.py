@@ -15,12 +15,11 @@ import tracemalloc
 import numpy as np
 import torch
 
-from dfst.automata import MOVE_INDEX
+from dfst.automata import HALT_MOVE, MOVE_DELTAS, MOVE_INDEX
 from dfst.rollout import DfstWeights, rollout, run_dfst
 from dfst.tasks import TASKS
 
-_STOP = MOVE_INDEX["S"]
-_DELTA = ((-1, 0), (1, 0), (0, -1), (0, 1), (0, 0))
+_STOP = MOVE_INDEX[HALT_MOVE]
 
 
 def smallest_dim() -> int:
@@ -58,7 +57,7 @@ def torch_loop_steps_per_second(weights: DfstWeights, cells: np.ndarray, head, m
             if move == _STOP:
                 break
             h = A[x] @ h
-            r, c = r + _DELTA[move][0], c + _DELTA[move][1]
+            r, c = r + MOVE_DELTAS[move][0], c + MOVE_DELTAS[move][1]
     return steps / (time.perf_counter() - start)
 
 

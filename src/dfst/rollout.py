@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from dfst.automata import MOVE_INDEX, Transducer
+from dfst.automata import HALT_MOVE, MOVE_DELTAS, MOVE_INDEX, Transducer
 from dfst.grid.grid import Layout
 from dfst.grid.world import Outcome
 
@@ -22,9 +22,10 @@ from dfst.grid.world import Outcome
 OUTCOMES = (Outcome.HALTED, Outcome.STEP_LIMIT, Outcome.NO_RULE, Outcome.OFF_LAYOUT,
             Outcome.NON_FINITE)
 HALTED, STEP_LIMIT, NO_RULE, OFF_LAYOUT, NON_FINITE = range(len(OUTCOMES))
-_DR = np.array([-1, 1, 0, 0, 0], dtype=np.int64)  # row change per move, in MOVES order
-_DC = np.array([0, 0, -1, 1, 0], dtype=np.int64)
-_STOP = MOVE_INDEX["S"]
+# Row and column change per move index: dfst.automata's one move table, as arrays numba can read.
+_DR = np.array([dr for dr, _ in MOVE_DELTAS], dtype=np.int64)
+_DC = np.array([dc for _, dc in MOVE_DELTAS], dtype=np.int64)
+_STOP = MOVE_INDEX[HALT_MOVE]
 
 
 @dataclass

@@ -15,7 +15,7 @@ from dfst.automata import Transducer
 from dfst.errors import DfstError
 from dfst.grid.grid import Layout
 from dfst.grid.render import render_cells
-from dfst.grid.world import move_head
+from dfst.grid.world import step_agent
 from dfst.tasks.base import Task
 
 MAX_FRAMES = 5000
@@ -38,18 +38,16 @@ def animate_run(agent: Transducer, task: Task, layout: Layout, max_steps: int, d
 def _frames(agent: Transducer, task: Task, layout: Layout, max_steps: int):
     """One picture per step until the agent halts, lacks a rule or leaves the layout."""
     cells, head, state = layout.cells.copy(), layout.head, agent.initial
-    symbol_ix = {s: i for i, s in enumerate(agent.alphabet)}
-    for step in range(max_steps):
+    for t in range(max_steps):
         picture = render_cells(cells, task.alphabet, task.blank, head=head, answer_row=layout.answer[0])
-        yield f"step {step}  state {state}\n{picture}"
-        rule = agent.rule(state, agent.alphabet[cells[head]])
-        if rule is None:
+        yield f"step {t}  state {state}\n{picture}"
+        step = step_agent(agent, cells, head, state)
+        if step is None:
             return
-        cells[head] = symbol_ix[rule.write]
-        if rule.move == "S":
+        if step.halted:
             picture = render_cells(cells, task.alphabet, task.blank, head=head, answer_row=layout.answer[0])
-            yield f"step {step + 1}  halted\n{picture}"
+            yield f"step {t + 1}  halted\n{picture}"
             return
-        head, state = move_head(head, rule.move), rule.next
+        head, state = step.head, step.state
         if not (0 <= head[0] < cells.shape[0] and 0 <= head[1] < cells.shape[1]):
             return

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from dfst.automata import MOVE_INDEX, MOVES
+from dfst.automata import MOVES
 from dfst.grid.grid import Layout
 from dfst.grid.render import render_cells
+from dfst.grid.world import HALT, act
 from dfst.tasks.base import Instance, Task, random_operand
 
 
@@ -49,11 +50,11 @@ class GridEnv:
         write, move = int(action[0]), int(action[1])
         if not (0 <= write < len(self.task.alphabet) and 0 <= move < len(MOVES)):
             raise ValueError(f"action {action} out of range")
-        self.cells[self.head] = write
+        head = act(self.cells, self.head, write, move)  # the world's half of an agent's step
         self.steps += 1
-        terminated = move == MOVE_INDEX["S"]
-        if not terminated:
-            self._move(move)
+        terminated = move == HALT
+        inside = 0 <= head[0] < self.cells.shape[0] and 0 <= head[1] < self.cells.shape[1]
+        self.head = head if inside else None
         if self.head is None:  # walked off the layout's region
             return 0, 0.0, True, False, {"outcome": "off_layout"}
         reward = float(terminated and self.answer_text() == self.task.expected(self.instance))
@@ -66,12 +67,6 @@ class GridEnv:
     def render(self) -> str:
         return render_cells(self.cells, self.task.alphabet, self.task.blank, head=self.head,
                             answer_row=self.answer[0], color=False)
-
-    def _move(self, move: int) -> None:
-        dr, dc = ((-1, 0), (1, 0), (0, -1), (0, 1), (0, 0))[move]
-        r, c = self.head[0] + dr, self.head[1] + dc
-        inside = 0 <= r < self.cells.shape[0] and 0 <= c < self.cells.shape[1]
-        self.head = (r, c) if inside else None
 
     def _observe(self) -> int:
         return int(self.cells[self.head])

@@ -50,6 +50,10 @@ class Grid:
         else:
             self.cells[pos] = symbol
 
+    # grid[pos] reads and writes like a dense array, so one step function serves both (grid.world)
+    __getitem__ = read
+    __setitem__ = write
+
     def bounds(self, *extra: Pos) -> tuple[int, int, int, int]:
         """(row_min, row_max, col_min, col_max) over written cells and any `extra` positions."""
         points = list(self.cells) + list(extra)

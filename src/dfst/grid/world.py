@@ -2,6 +2,11 @@
 
 It is deliberately plain; every fast engine in dfst is tested equal to it. The move S means
 "write, then stop": the run halts after the step that emits it.
+
+`step_agent` is the one grid step in Python; `run_agent`, the Gymnasium-style `GridEnv` (its world
+half, `act`) and `dfst solve --animate` all go through it. The numba kernels in `dfst.rollout` are the
+one fast path and are tested equal to `run_agent`. A grid here is anything indexed by (row, col): the
+sparse `Grid` or a layout's dense array (whose caller keeps the head inside it).
 """
 
 from __future__ import annotations
@@ -9,8 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from dfst.automata import MOVE_DELTA, MOVE_INDEX, Transducer
+from dfst.automata import HALT_MOVE, MOVE_DELTAS, MOVE_INDEX, Rule, Transducer
 from dfst.grid.grid import Grid, Layout, Pos
+
+HALT = MOVE_INDEX[HALT_MOVE]
 
 
 class Outcome(StrEnum):
@@ -34,27 +41,55 @@ class RunResult:
     visited: list[tuple[str, str]] = field(default_factory=list)  # (state, symbol) of each step's rule
 
 
-def move_head(head: Pos, move: str) -> Pos:
-    dr, dc = MOVE_DELTA[move]
+@dataclass(frozen=True)
+class Step:
+    """One step of an agent: the PTO (read, write, move indices), the rule used, where it left the
+    head and which state it entered."""
+
+    read: int
+    write: int
+    move: int
+    rule: Rule
+    head: Pos
+    state: str
+
+    @property
+    def halted(self) -> bool:
+        """The step emitted S: the run is over (the head did not move)."""
+        return self.move == HALT
+
+
+def act(cells, head: Pos, write: int, move: int) -> Pos:
+    """The world's half of a step: write symbol index `write` under the head, then move it by move
+    index `move` (S leaves it in place). Returns the new head; `cells` is updated in place."""
+    cells[head] = write
+    dr, dc = MOVE_DELTAS[move]
     return head[0] + dr, head[1] + dc
+
+
+def step_agent(agent: Transducer, cells, head: Pos, state: str) -> Step | None:
+    """One step of `agent` in `state` on `cells`: read, write, move, change state. None when the
+    agent has no rule for what it reads (cells are then untouched)."""
+    read = int(cells[head])
+    rule = agent.rule(state, agent.alphabet[read])
+    if rule is None:
+        return None
+    write, move = agent.alphabet.index(rule.write), MOVE_INDEX[rule.move]
+    return Step(read, write, move, rule, act(cells, head, write, move), rule.next)
 
 
 def run_agent(agent: Transducer, layout: Layout, max_steps: int, *, record: bool = False) -> RunResult:
     """Run `agent` from the layout's start until it halts, lacks a rule, or hits `max_steps`."""
-    symbol_ix = {s: i for i, s in enumerate(agent.alphabet)}
-    blank = symbol_ix[agent.blank]
-    grid = Grid.from_array(layout.cells, blank)
+    grid = Grid.from_array(layout.cells, agent.alphabet.index(agent.blank))
     head, state, trace, visited = layout.head, agent.initial, [], []
-    for step in range(max_steps):
-        read = grid.read(head)
-        rule = agent.rule(state, agent.alphabet[read])
-        if rule is None:
-            return RunResult(Outcome.NO_RULE, step, state, head, grid, trace, visited)
-        grid.write(head, symbol_ix[rule.write])
+    for t in range(max_steps):
+        step = step_agent(agent, grid, head, state)
+        if step is None:
+            return RunResult(Outcome.NO_RULE, t, state, head, grid, trace, visited)
         if record:
-            trace.append((read, symbol_ix[rule.write], MOVE_INDEX[rule.move]))
-            visited.append((state, rule.read))
-        head, state = move_head(head, rule.move), rule.next
-        if rule.move == "S":
-            return RunResult(Outcome.HALTED, step + 1, state, head, grid, trace, visited)
+            trace.append((step.read, step.write, step.move))
+            visited.append((state, step.rule.read))
+        head, state = step.head, step.state
+        if step.halted:
+            return RunResult(Outcome.HALTED, t + 1, state, head, grid, trace, visited)
     return RunResult(Outcome.STEP_LIMIT, max_steps, state, head, grid, trace, visited)
