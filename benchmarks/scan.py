@@ -1,11 +1,12 @@
-"""Teacher-forced hidden states: log-depth scans against the sequential loop, forward + backward.
+"""Teacher-forced hidden states (`dfst.model.hidden_states`): its methods, forward + backward.
 
     python benchmarks/scan.py [--quick] [--threads N]
 
 For each (batch, T, k, d): milliseconds per forward + backward (gradients to the symbol table A, as
-in training) of `prefix_states` with torch's associative_scan and with the hand-rolled Hillis-Steele
-scan, of the plain loop `prefix_states_sequential` and of `prefix_states_by_symbol`, and the speed-up
-of each over the plain loop, measured in the same run (ratios, not absolute times, are
+in training) of the methods "scan" (torch's associative_scan), "hillis" (the hand-rolled
+Hillis-Steele scan) and "loop" (T steps over the symbol table), of a plain loop over the gathered
+per-step matrices A[reads] written here, and the speed-up of each over that plain loop, measured
+in the same run (ratios, not absolute times, are
 what carries over to another machine). The scans do d× the arithmetic of the loop (matrix products
 instead of mat-vecs) in O(log T) sequential steps, so they win on long sequences and small batches.
 """
@@ -16,20 +17,23 @@ import time
 
 import torch
 
-from dfst.scan import (
-    prefix_products_hillis_steele,
-    prefix_products_torch,
-    prefix_states,
-    prefix_states_by_symbol,
-    prefix_states_sequential,
-)
+from dfst.model import hidden_states
+
+
+def gathered_loop(A, h0, reads, mask):
+    """The plain loop: one mat-vec per step with the gathered matrices A[reads] (batch, T, d, d)."""
+    steps, h, states = A[reads], h0.expand(reads.shape[0], A.shape[-1]), []
+    for t, A_t in enumerate(steps.unbind(1)):
+        states.append(h)
+        h = torch.where(mask[:, t, None], (A_t @ h.unsqueeze(-1)).squeeze(-1), h)
+    return torch.stack(states, dim=1)
+
 
 METHODS = {  # (A (k, d, d), h0, reads, mask) -> states; gradients flow to the symbol table A
-    "scan": lambda A, h0, reads, mask: prefix_states(A[reads], h0, mask, scan=prefix_products_torch),
-    "hillis": lambda A, h0, reads, mask: prefix_states(A[reads], h0, mask,
-                                                       scan=prefix_products_hillis_steele),
-    "loop": lambda A, h0, reads, mask: prefix_states_sequential(A[reads], h0, mask),
-    "loop_by_symbol": prefix_states_by_symbol,
+    "scan": lambda A, h0, reads, mask: hidden_states(A, h0, reads, mask, method="scan"),
+    "hillis": lambda A, h0, reads, mask: hidden_states(A, h0, reads, mask, method="hillis"),
+    "loop": gathered_loop,
+    "loop_by_symbol": lambda A, h0, reads, mask: hidden_states(A, h0, reads, mask, method="loop"),
 }
 # (batch, T, k, d): the add2 expert's sizes (k = 3, d = 9) at batch 1 and the full batch of 20, short
 # (training) and long sequences; then a mult2 full batch (750 samples, mean length 67, d = 19).

@@ -22,7 +22,7 @@ from dfst.merge import extract_merged
 from dfst.rollout import DfstWeights
 from dfst.tasks import get_task
 from dfst.tasks.base import BLANK
-from dfst.train_data import SAMPLERS, Sequences
+from dfst.train.batches import SAMPLERS, Sequences
 
 
 def init(R, k, d, seed, kind, scale):

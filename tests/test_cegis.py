@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from cli_helpers import assert_one_line_error, run, run_verdict_json
-from dfst.cegis import with_instance
 from dfst.data import record_dataset
 from dfst.tasks import get_task
+from dfst.train.cegis import with_instance
 
 
 def test_rounds_add_counterexamples_until_certified_or_stuck(capsys, tmp_path):

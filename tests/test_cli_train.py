@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import asdict
 
 import pytest
 import torch
@@ -17,7 +16,7 @@ import torch
 from cli_helpers import assert_one_line_error, run, run_json
 from dfst.checkpoint import load_checkpoint
 from dfst.train import TrainConfig
-from dfst.train_state import read_metrics
+from dfst.train.rundir import read_metrics
 
 FAST = ("--samples", "6", "--max-digits", "2", "--eval-digits", "4", "--eval-random", "2")
 
@@ -41,7 +40,7 @@ def test_train_writes_a_run(capsys, tmp_path):
 def test_defaults_are_train_configs(capsys, tmp_path):
     run_json(capsys, "train", "add2", "--out", tmp_path / "run", "--iters", "2")
     saved = json.loads((tmp_path / "run" / "config.json").read_text())["train"]
-    assert saved == json.loads(json.dumps(asdict(TrainConfig(iters=2))))
+    assert saved == TrainConfig(iters=2).to_dict()
 
 
 def test_data_file_replaces_sampling(capsys, tmp_path):

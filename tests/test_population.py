@@ -8,11 +8,12 @@ import torch
 
 from dfst.compile import compile_agent
 from dfst.data import load_dataset, record_dataset
-from dfst.model import DFST, DFSTConfig
-from dfst.population import Population
+from dfst.model import DFST, FORWARDS, DFSTConfig, Population, jitter_init
 from dfst.tasks import get_task
-from dfst.train import FORWARDS, TrainConfig, jitter_init, restart_seed, select_restart, teacher_forced, train
-from dfst.train_data import Sequences
+from dfst.train import TrainConfig, train
+from dfst.train.batches import Sequences
+from dfst.train.objectives import scores as teacher_forced
+from dfst.train.restarts import restart_seed, select_restart
 
 
 def _members(n: int, d: int = 9) -> list[DFST]:
@@ -81,7 +82,8 @@ def test_normalised_states_stay_finite_on_long_sequences():
 
 
 def test_clean_losses_in_chunks_equal_the_whole_batch():
-    from dfst.train import LOSSES, clean_losses
+    from dfst.train.objectives import LOSSES
+    from dfst.train.restarts import clean_losses
 
     seqs = Sequences.of(record_dataset(get_task("add2"), 7, 3, seed=2))
     population, cfg = Population(_members(2)), TrainConfig()

@@ -6,29 +6,23 @@ import itertools
 import json
 import math
 import time
+from dataclasses import replace
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-import dfst.train
+import dfst.train.loop
 from dfst.checkpoint import load_checkpoint
 from dfst.data import record_dataset
 from dfst.errors import DfstError
-from dfst.model import DFST, DFSTConfig
+from dfst.model import DFST, FORWARDS, INITS, DFSTConfig
 from dfst.tasks import get_task
-from dfst.train import (
-    FORWARDS,
-    TrainConfig,
-    ce_loss,
-    lr_at,
-    mse_loss,
-    noise_at,
-    teacher_forced,
-    train,
-)
-from dfst.train_data import Sequences, batch_rows, cover_dataset
-from dfst.train_state import read_metrics
+from dfst.train import TrainConfig, lr_at, train
+from dfst.train.batches import Sequences, batch_rows, cover_dataset
+from dfst.train.objectives import ce_loss, mse_loss, noise_at
+from dfst.train.objectives import scores as teacher_forced
+from dfst.train.rundir import read_metrics
 
 # Small and fast, with everything that draws randomness or carries state switched on.
 TINY = TrainConfig(samples=6, max_digits=2, iters=30, noise=0.05, l1=1e-5, batch=4, eval_every=10,
@@ -141,7 +135,7 @@ def test_same_seed_same_weights_and_another_seed_differs(tmp_path):
     train(TINY, tmp_path / "a", command="test")
     train(TINY, tmp_path / "b", command="test")
     assert_same_weights(tmp_path / "a", tmp_path / "b")
-    train(TrainConfig(**{**TINY.__dict__, "seed": 1}), tmp_path / "c", command="test")
+    train(replace(TINY, seed=1), tmp_path / "c", command="test")
     assert not torch.equal(weights(tmp_path / "a")["A"], weights(tmp_path / "c")["A"])
 
 
@@ -156,8 +150,8 @@ def interrupt_at(iteration: int):
     return progress
 
 
-@pytest.mark.parametrize("cfg", [TINY, TrainConfig(**{**TINY.__dict__, "batch": 0, "forward": "loop",
-                                                      "normalize_h": True, "loss": "ce", "init": "random"})],
+@pytest.mark.parametrize("cfg", [TINY, replace(TINY, batch=0, forward="loop",
+                                                      normalize_h=True, loss="ce", init="random")],
                          ids=["minibatch-noise-l1", "fullbatch-normalized-ce-random"])
 def test_interrupted_run_resumes_bit_identically(tmp_path, cfg):
     whole = train(cfg, tmp_path / "whole", command="test")
@@ -219,8 +213,8 @@ def test_early_stop_once_robust_at_the_target(tmp_path, monkeypatch):
                 "levels": [{"digits": 50, "robust": True, "exact": 1, "instances": 1, "random_exact": 1,
                             "random": 1}]}
 
-    monkeypatch.setattr(dfst.train, "evaluate_model", robust_everywhere)
-    cfg = TrainConfig(**{**TINY.__dict__, "target_digits": 50, "eval_every": 7})
+    monkeypatch.setattr(dfst.train.loop, "evaluate_model", robust_everywhere)
+    cfg = replace(TINY, target_digits=50, eval_every=7)
     summary = train(cfg, tmp_path / "run", command="test")
     assert summary["stopped_by"] == "target" and summary["iterations"] == 7 and calls == [50]
     assert read_metrics(tmp_path / "run" / "metrics.jsonl")[-1]["iteration"] == 7
@@ -228,13 +222,13 @@ def test_early_stop_once_robust_at_the_target(tmp_path, monkeypatch):
 
 
 def test_target_length_is_evaluated(tmp_path):
-    cfg = TrainConfig(**{**TINY.__dict__, "iters": 5, "eval_every": 5, "target_digits": 7})
+    cfg = replace(TINY, iters=5, eval_every=5, target_digits=7)
     summary = train(cfg, tmp_path / "run", command="test")
     assert [lv["digits"] for lv in summary["eval"]["levels"]] == [4, 7]
 
 
 def test_divergence_stops_with_the_last_finite_weights(tmp_path):
-    cfg = TrainConfig(**{**TINY.__dict__, "lr": 1e30, "batch": 0, "init": "random"})
+    cfg = replace(TINY, lr=1e30, batch=0, init="random")
     summary = train(cfg, tmp_path / "run", command="test")
     assert summary["stopped_by"] == "diverged" and summary["iterations"] < 30
     load_checkpoint(tmp_path / "run" / "model")  # finite, or loading would fail
@@ -243,11 +237,11 @@ def test_divergence_stops_with_the_last_finite_weights(tmp_path):
 def test_resume_refuses_another_config_or_data(tmp_path):
     train(TINY, tmp_path / "run", command="test")
     with pytest.raises(DfstError, match="lr=0.02, not 0.05"):
-        train(TrainConfig(**{**TINY.__dict__, "lr": 0.05}), tmp_path / "run", command="test")
+        train(replace(TINY, lr=0.05), tmp_path / "run", command="test")
     other = record_dataset(get_task("add2"), 6, 2, seed=5)
     with pytest.raises(DfstError, match="different training data"):
         train(TINY, tmp_path / "run", data=other, command="test")
-    fresh = train(TrainConfig(**{**TINY.__dict__, "lr": 0.05}), tmp_path / "run", resume=False, command="t")
+    fresh = train(replace(TINY, lr=0.05), tmp_path / "run", resume=False, command="t")
     assert fresh["iterations"] == 30 and fresh["resumed_from"] is None
 
 
@@ -278,17 +272,17 @@ def test_damaged_state_is_a_one_line_error(tmp_path):
 
 def test_train_restores_torch_settings(tmp_path):
     threads = torch.get_num_threads()
-    train(TrainConfig(**{**TINY.__dict__, "iters": 2, "threads": 1}), tmp_path / "run", command="test")
+    train(replace(TINY, iters=2, threads=1), tmp_path / "run", command="test")
     assert torch.get_num_threads() == threads and not torch.are_deterministic_algorithms_enabled()
 
 
 def test_random_init_is_seeded():
-    a, b = (dfst.train.INITS["random"](DFSTConfig(3, 4), seed) for seed in (0, 0))
-    assert torch.equal(a.A, b.A) and not torch.equal(a.A, dfst.train.INITS["random"](DFSTConfig(3, 4), 1).A)
+    a, b = (INITS["random"](DFSTConfig(3, 4), seed) for seed in (0, 0))
+    assert torch.equal(a.A, b.A) and not torch.equal(a.A, INITS["random"](DFSTConfig(3, 4), 1).A)
 
 
 def test_vertex_penalty_is_zero_on_corners_and_positive_off_them():
-    from dfst.train import vertex_penalty
+    from dfst.train.objectives import vertex_penalty
 
     corners = torch.eye(4)[None, [0, 2, 1]]  # (1, 3, 4) one-hot states
     mask = torch.ones(1, 3, dtype=torch.bool)
@@ -302,9 +296,6 @@ def test_vertex_penalty_is_zero_on_corners_and_positive_off_them():
 
 
 def test_jitter_init_is_the_published_init_plus_small_seeded_noise():
-    from dfst.model import DFSTConfig
-    from dfst.train import INITS
-
     config = DFSTConfig(3, 9, "add2")
     a, b, base = INITS["jitter"](config, 1), INITS["jitter"](config, 1), INITS["identity"](config, 1)
     assert torch.equal(a.A, b.A) and not torch.equal(a.A, INITS["jitter"](config, 2).A)
@@ -312,7 +303,7 @@ def test_jitter_init_is_the_published_init_plus_small_seeded_noise():
 
 
 def test_extract_option_evaluates_the_read_off_automaton(tmp_path):
-    from dfst.train import TrainConfig, best_robust, train
+    from dfst.train.evaluation import best_robust
 
     cfg = TrainConfig(iters=4, eval_every=2, eval_digits=(2,), eval_random=2, noise=0.05, extract=True,
                       log_every=1)
@@ -327,8 +318,8 @@ def test_extract_option_evaluates_the_read_off_automaton(tmp_path):
 
 def test_the_final_evaluations_selection_is_kept_not_redone(tmp_path, monkeypatch):
     calls = []
-    select = dfst.train.select_restart
-    monkeypatch.setattr(dfst.train, "select_restart", lambda *a: calls.append(1) or select(*a))
+    select = dfst.train.loop.select_restart
+    monkeypatch.setattr(dfst.train.loop, "select_restart", lambda *a: calls.append(1) or select(*a))
     summary = train(TINY, tmp_path / "run", command="test")
     assert len(calls) == TINY.iters // TINY.eval_every  # evaluations at 10, 20 and 30; none after the loop
     assert summary["restarts"]["chosen"] == summary["eval"]["restart"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dfst.errors import DfstError
-from dfst.train import TrainConfig
+from dfst.train.config import TrainConfig
 
 # TrainConfig's defaults are the recipe; the per-task entries override the sample budget and the effort.
 DEFAULT = TrainConfig(eval_every=0)

@@ -1,9 +1,14 @@
-"""`dfst train`: train a DFST on PTOs of a task's expert, with a progress bar, resumable runs."""
+"""`dfst train`: train a DFST on PTOs of a task's expert, with a progress bar, resumable runs.
+
+The options that configure the run are not written here: they are TrainConfig's fields, read from
+its schema (`dfst.train.config`: defaults, help, bounds), and so is the command line that reproduces
+a run. This module parses, calls `dfst.train`, prints.
+"""
 
 from __future__ import annotations
 
-import os
-import shlex
+import inspect
+import sys
 from pathlib import Path
 
 import typer
@@ -15,47 +20,24 @@ from dfst.cli.agents import MaxMemoryOption, memory_bound
 from dfst.cli.app import JsonOption, app, console, parse_int_list, print_json
 from dfst.errors import DfstError
 from dfst.tasks import get_task
-
-# The defaults are TrainConfig's (kept literal so that `dfst --help` does not import torch;
-# tests/test_cli_train.py checks that they agree).
+from dfst.train.config import (
+    command_line,
+    config_types,
+    configure,
+    default_of,
+    flat_fields,
+    format_value,
+    option_name,
+)
 
 
 @app.command("train")
 def train_command(
+    ctx: typer.Context,
     task_name: str = typer.Argument(..., metavar="TASK"),
     out: Path = typer.Option(..., "--out", help="Run directory (created; resumed if it holds this run)."),
-    samples: int = typer.Option(20, "--samples", help="Training PTOs to sample."),
-    max_digits: int = typer.Option(3, "--max-digits", help="Longest training operand, in digits."),
-    seed: int = typer.Option(0, "--seed"),
-    data: Path = typer.Option(None, "--data", help="Train on this PTO dataset file instead of sampling."),
-    sampler: str = typer.Option("cover", "--sampler", help="cover (every expert rule first), pairs (every "
-                                "rule and pair of consecutive rules first) or uniform."),
-    iters: int = typer.Option(4000, "--iters", help="Training iterations."),
-    lr: float = typer.Option(2e-2, "--lr", help="Peak Adam learning rate."),
-    schedule: str = typer.Option("cosine", "--schedule", help="cosine, constant or linear."),
-    d: int = typer.Option(None, "--d", help="Hidden size (default: the expert's number of states)."),
-    init: str = typer.Option("jitter", "--init", help="identity (published), jitter or random."),
-    loss: str = typer.Option("mse", "--loss", help="mse (published) or ce."),
-    noise: float = typer.Option(0.03, "--noise", help="σ of Gaussian noise on h at every step."),
-    noise_final: float = typer.Option(None, "--noise-final", help="Anneal σ linearly to this."),
-    l1: float = typer.Option(0.0, "--l1", help="Weight of the L1 penalty on A."),
-    normalize_h: bool = typer.Option(True, "--normalize-h/--no-normalize-h",
-                                     help="Divide h by its norm every step (the noise is then relative)."),
-    discrete: float = typer.Option(0.0, "--discrete", help="Weight of the vertex penalty on h (ramped)."),
-    extract: bool = typer.Option(True, "--extract/--no-extract",
-                                 help="Read the automaton off the states (extracted/), evaluate it too."),
-    batch: int = typer.Option(0, "--batch", help="Minibatch size (0 = full batch)."),
-    bucket: bool = typer.Option(False, "--bucket", help="Minibatches of samples of similar length."),
-    forward: str = typer.Option("scan", "--forward", help="scan, hillis or loop (same values)."),
-    eval_every: int = typer.Option(1000, "--eval-every", help="Closed-loop evaluation period (0 = at end)."),
-    eval_digits: str = typer.Option("10,100", "--eval-digits", help="Comma-separated evaluation lengths."),
-    eval_random: int = typer.Option(10, "--eval-random", help="Random pairs per evaluation length."),
-    target_digits: int = typer.Option(0, "--target-digits", help="Stop once robust at this length."),
-    checkpoint_every: int = typer.Option(1000, "--checkpoint-every", help="Training-state period."),
-    log_every: int = typer.Option(100, "--log-every", help="Metrics period, in iterations."),
-    threads: int = typer.Option(1, "--threads", help="Torch threads (bit-identity needs the same number)."),
-    restarts: int = typer.Option(16, "--restarts", help="Models trained side by side; the kept one is "
-                                 "chosen on the training PTOs (fewest extracted states with --extract)."),
+    data: Path = typer.Option(None, "--data", help="Train on this PTO dataset file instead of sampling "
+                              "(it decides --samples, --max-digits and --sampler)."),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Continue the run already in --out."),
     force: bool = typer.Option(False, "--force", help="Discard the run already in --out and start over "
                                "(only dfst's own files: anything else there is kept, or refused)."),
@@ -63,73 +45,80 @@ def train_command(
                                          "add the counterexample's instance to the data, train again."),
     max_rounds: int = typer.Option(5, "--max-rounds", help="Rounds of --until-certified at most."),
     published: bool = typer.Option(False, "--published", help="The published recipe: identity init, no "
-                                   "noise or normalisation, one run, no extraction (overrides those flags)."),
+                                   "noise or normalisation, one run, no extraction (a flag that says "
+                                   "otherwise is an error)."),
     max_memory: str = MaxMemoryOption,
     as_json: bool = JsonOption,
+    **options,
 ) -> int | None:
     """Train a DFST on the expert's PTOs (teacher-forced loss, Adam), evaluating closed-loop as it goes.
 
     Run the same command again to resume an interrupted run (even by kill -9), bit-identically.
     """
-    from dataclasses import replace
-
     from dfst.data import load_dataset
-    from dfst.train import TrainConfig, train
+    from dfst.train import train
+    from dfst.train.batches import check_dataset
+    from dfst.train.rundir import check_out
 
     task = get_task(task_name)
     dataset = load_dataset(data) if data is not None else None
     if dataset is not None:
-        _check_dataset(task, dataset, data)
-    cfg = TrainConfig(task=task.name, samples=samples, max_digits=max_digits, seed=seed, sampler=sampler,
-                      d=d, iters=iters, lr=lr, schedule=schedule, batch=batch, init=init, loss=loss,
-                      noise=noise, noise_final=noise_final, l1=l1, normalize_h=normalize_h,
-                      discrete=discrete, extract=extract, forward=forward, eval_every=eval_every,
-                      eval_digits=parse_int_list(eval_digits, "--eval-digits"),  # TrainConfig checks >= 1
-                      eval_random=eval_random,
-                      target_digits=target_digits, checkpoint_every=checkpoint_every,
-                      log_every=log_every, threads=threads, restarts=restarts, bucket=bucket)
-    if published:
-        from dfst.recipes import PUBLISHED
-
-        cfg = replace(cfg, **PUBLISHED)
-    if dataset is not None:  # the file decides what the training set is
-        cfg = replace(cfg, samples=dataset.samples,
-                      max_digits=max(len(x) for pair in dataset.operands for x in pair))
-    _check_out(out, resume=resume, force=force, rounds=until_certified)
+        check_dataset(task, dataset, f"dataset {data}")
+    given = {name for name in options if _given(ctx, name)}
+    cfg, set_by = configure(task.name, parse_options(options), given, published=published,
+                            operands=None if dataset is None else dataset.operands)
+    check_out(out, resume=resume, force=force, rounds=until_certified)
     if dataset is None:  # the PTOs to record, estimated before any is
         check_recording(task, cfg.samples, cfg.max_digits, memory_bound(max_memory))
+    if not as_json:
+        for source, values in set_by.items():
+            print(f"{source} sets " + ", ".join(f"{k}={format_value(v)}" for k, v in values.items()),
+                  file=sys.stderr)
     if until_certified:
         return _until_certified(cfg, out, dataset, max_rounds, force, as_json)
     with _progress(as_json) as progress:
         bar = progress.add_task("", total=cfg.iters, loss="…", eval="")
-        summary = train(cfg, out, data=dataset, resume=not force, command=_command(cfg, out, data),
+        summary = train(cfg, out, data=dataset, resume=not force, command=command_line(cfg, out, data),
                         progress=lambda record: progress.update(
                             bar, completed=record["iteration"], loss=f"{record['loss']:.3g}",
                             **({"eval": _eval_text(record["eval"])} if "eval" in record else {})))
     if as_json:
-        return print_json(summary)
+        return print_json(summary | ({"set_by": set_by} if set_by else {}))
     _print_summary(summary, cfg.to_dict())
 
 
-def _check_dataset(task, dataset, path: Path) -> None:
-    """The checks of `dfst coverage`: the task's operands, each PTO the expert's own run; a one-line
-    DfstError naming the first bad sample."""
-    from dfst.coverage import dataset_instances
+def _option(f) -> inspect.Parameter:
+    """The `dfst train` option of a TrainConfig field, from the schema (dfst.train.config)."""
+    kind, default, name = SCHEMA_TYPES[f.name], default_of(f), option_name(f.name)
+    decls = [f"{name}/--no-{name[2:]}"] if kind is bool else [name]
+    if isinstance(default, tuple):  # comma-separated on the command line
+        kind, default = str, format_value(default)
+    return inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=kind,
+                             default=typer.Option(default, *decls, help=f.metadata["help"]))
 
-    source = f"dataset {path}"
-    if dataset.task != task.name:
-        raise DfstError(f"{source} is for task {dataset.task}, not {task.name}")
-    for i, (a, b) in enumerate(dataset.operands):
-        try:
-            task.check(a, b)
-        except DfstError as exc:
-            raise DfstError(f"{source}: sample {i} ({a!r}, {b!r}): {exc}") from None
-    dataset_instances(task, dataset, source)
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the user gave the option of field `name` (on the command line), not its default."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
+def parse_options(options: dict) -> dict:
+    """The flat TrainConfig fields of `dfst train`'s parsed options (lists of lengths parsed)."""
+    return {name: parse_int_list(value, option_name(name)) if isinstance(value, str) and
+            SCHEMA_TYPES[name] is not str else value for name, value in options.items()}
+
+
+SCHEMA_TYPES = config_types()
+_FIXED = list(inspect.signature(train_command).parameters.values())[:-1]  # all but **options
+_split = [p.name for p in _FIXED].index("resume")
+train_command.__signature__ = inspect.Signature(
+    _FIXED[:_split] + [_option(f) for f in flat_fields() if f.metadata["flag"]] + _FIXED[_split:])
 
 
 def _until_certified(cfg, out: Path, dataset, max_rounds: int, force: bool, as_json: bool) -> int:
     """Rounds of train + certify; exit code 0 when certified, 1 when not (a check that fails)."""
-    from dfst.cegis import own_rounds, train_until_certified
+    from dfst.train.cegis import own_rounds, train_until_certified
 
     if max_rounds < 1:
         raise DfstError(f"--max-rounds must be >= 1, got {max_rounds}")
@@ -138,7 +127,7 @@ def _until_certified(cfg, out: Path, dataset, max_rounds: int, force: bool, as_j
     with _progress(as_json) as progress:
         bar = progress.add_task("", total=cfg.iters, loss="…", eval="")
         report = train_until_certified(cfg, out, max_rounds=max_rounds, data=dataset, force=force,
-                                       command=_command(cfg, out, None) + " --until-certified",
+                                       command=command_line(cfg, out) + " --until-certified",
                                        progress=lambda record: progress.update(
                                            bar, completed=record["iteration"], loss=f"{record['loss']:.3g}"))
     if as_json:
@@ -150,48 +139,6 @@ def _until_certified(cfg, out: Path, dataset, max_rounds: int, force: bool, as_j
     verdict = "certified" if report["certified"] else "NOT certified"
     console.print(f"{verdict} with {report['samples']} samples")
     return 0 if report["certified"] else 1
-
-
-def _check_out(out: Path, *, resume: bool, force: bool, rounds: bool) -> None:
-    """Refuse, before any work, an output that cannot be written, would lose a run, or holds files
-    that --force must not touch (a link, a user's file where a run's would go)."""
-    from dfst.train_state import check_run_dir
-
-    if not rounds:  # the rounds directory is checked by own_rounds
-        check_run_dir(out)
-    elif out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise DfstError(f"output path {out} is not a directory (a link is never followed)")
-    if (out / "summary.json").exists() and not force:
-        raise DfstError(f"{out} already holds a finished run (pass --force to train again)")
-    if (out / "config.json").exists() and not resume and not force:
-        raise DfstError(f"{out} holds an unfinished run (drop --no-resume to continue it, "
-                        "or pass --force to start over)")
-    existing = out
-    while not existing.exists():
-        existing = existing.parent
-    if not os.access(existing, os.W_OK):
-        raise DfstError(f"cannot write {out}: {existing} is not writable")
-
-
-def _command(cfg, out: Path, data: Path | None) -> str:
-    """The complete command line of the run, defaults included, to reproduce it."""
-    args = ["dfst", "train", cfg.task, "--out", str(out)]
-    args += ["--data", str(data)] if data is not None else ["--samples", str(cfg.samples),
-                                                           "--max-digits", str(cfg.max_digits)]
-    flags = {"seed": cfg.seed, "sampler": cfg.sampler, "iters": cfg.iters, "lr": cfg.lr,
-             "schedule": cfg.schedule, "d": cfg.d, "init": cfg.init, "loss": cfg.loss, "noise": cfg.noise,
-             "noise-final": cfg.noise_final, "l1": cfg.l1, "discrete": cfg.discrete, "batch": cfg.batch,
-             "forward": cfg.forward,
-             "eval-every": cfg.eval_every, "eval-digits": ",".join(map(str, cfg.eval_digits)),
-             "eval-random": cfg.eval_random, "target-digits": cfg.target_digits,
-             "checkpoint-every": cfg.checkpoint_every, "log-every": cfg.log_every, "threads": cfg.threads,
-             "restarts": cfg.restarts}
-    for name, value in flags.items():
-        if value is not None:
-            args += [f"--{name}", str(value)]
-    switches = ["--normalize-h" if cfg.normalize_h else "--no-normalize-h",
-                "--extract" if cfg.extract else "--no-extract"] + (["--bucket"] if cfg.bucket else [])
-    return shlex.join(args + switches)
 
 
 def _eval_text(report: dict | None) -> str:

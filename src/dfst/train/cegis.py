@@ -28,9 +28,10 @@ from dfst.outputs import file_kind, is_temp_of, remove_own_file, write_atomic
 from dfst.rollout import DfstWeights
 from dfst.run_guard import LOCK_FILE, run_lock
 from dfst.tasks import Instance, Task, get_task
-from dfst.train import TrainConfig, train
-from dfst.train_data import SAMPLERS, record_instances
-from dfst.train_state import check_run_dir, clear_run, foreign_paths
+from dfst.train.batches import SAMPLERS, record_instances
+from dfst.train.config import TrainConfig
+from dfst.train.loop import train
+from dfst.train.rundir import check_run_dir, clear_run, foreign_paths
 
 ROUNDS_FILE = "rounds.json"
 ROUND_DIR = re.compile(r"round\d+")

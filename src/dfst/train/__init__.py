@@ -1,0 +1,42 @@
+"""Training a DFST on PTOs: a package, each module one job.
+
+    config      TrainConfig: the grouped, validated schema of a run (no torch: `dfst --help` reads it)
+    batches     the training PTOs: samplers, padded tensors, minibatches and noise per iteration
+    objectives  the loss and the penalties, each a named unit in a registry
+    restarts    restarts side by side: their seeds, and the one kept
+    evaluation  closed-loop evaluation during training, and the automaton read off a model
+    loop        `train`: the loop, read top to bottom
+    rundir      the run directory: layout, resume, manifest, metrics log
+    state       the resumable training state (weights and Adam moments)
+    cegis       counterexample-guided training: train, certify, add the counterexample, repeat
+
+`from dfst.train import TrainConfig, train` is the entry point. Importing the package (or its
+config) does not import torch; the names that need it load their module when first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from dfst.train.config import (
+    DataConfig,
+    EvaluationConfig,
+    LoggingConfig,
+    ModelConfig,
+    OptimConfig,
+    PopulationConfig,
+    RegularConfig,
+    TrainConfig,
+)
+
+_LAZY = {"train": "loop", "deterministic": "loop", "lr_at": "loop", "SCHEDULES": "loop",
+         "train_until_certified": "cegis"}
+__all__ = ["DataConfig", "EvaluationConfig", "LoggingConfig", "ModelConfig", "OptimConfig",
+           "PopulationConfig", "RegularConfig", "TrainConfig", *_LAZY]
+
+
+def __getattr__(name: str):
+    """The torch-side names, imported on first use."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"dfst.train.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'dfst.train' has no attribute {name!r}")

@@ -1,0 +1,149 @@
+"""Training data: the sampled PTO set, a given set's checks, padded tensors, per-iteration randomness.
+
+Samplers: "cover" picks instances that exercise every rule of the expert first (`dfst.coverage`),
+then random pairs; "pairs" also every pair of consecutive rules the candidates show; "uniform" is
+the rule of `dfst.data.record_dataset`. All are seeded.
+
+Minibatches and noise are functions of (seed, iteration) only, each from its own seeded generator,
+never from a running stream: a run resumed at any iteration draws exactly what an uninterrupted run
+draws, and there is no RNG state to save.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from dfst.automata import MOVE_INDEX
+from dfst.data import PtoDataset, record_dataset
+from dfst.errors import DfstError
+from dfst.rollout import run_table
+from dfst.tasks import Instance, Task
+
+
+def record_instances(task: Task, instances: list[Instance], seed: int, sampling: dict) -> PtoDataset:
+    """The expert's PTOs on the given instances, as a dataset (`sampling` says how they were chosen)."""
+    traces = []
+    for inst in instances:
+        run = run_table(task.agent, task.layout(inst), task.max_steps(inst), record=True)
+        if run.trace.shape[0] == 0 or run.trace[-1, 2] != MOVE_INDEX["S"]:
+            raise DfstError(f"the {task.name} expert did not halt on {inst.a} and {inst.b}")
+        traces.append(run.trace)
+    steps = np.concatenate(traces)
+    lengths = np.array([len(t) for t in traces], dtype=np.int64)
+    return PtoDataset(task=task.name, base=task.base, k=task.agent.k, d=task.agent.d, seed=seed,
+                      sampling=sampling, operands=[(i.a, i.b) for i in instances],
+                      reads=steps[:, 0].copy(), writes=steps[:, 1].copy(), moves=steps[:, 2].copy(),
+                      offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                      alphabet=task.alphabet)
+
+
+def cover_dataset(task: Task, samples: int, max_digits: int, seed: int) -> PtoDataset:
+    """A rule cover first, then random pairs (`dfst.coverage.cover_instances`), recorded."""
+    from dfst.coverage import cover_instances
+
+    instances = cover_instances(task, samples, max_digits, seed)
+    sampling = {"rule": "cover", "min_digits": 1, "max_digits": max_digits}
+    return record_instances(task, instances, seed, sampling)
+
+
+def pair_cover_dataset(task: Task, samples: int, max_digits: int, seed: int) -> PtoDataset:
+    """A cover of the rules and of the pairs of consecutive rules first, then random pairs."""
+    from dfst.coverage import cover_instances, rule_pairs_used
+
+    instances = cover_instances(task, samples, max_digits, seed, units=rule_pairs_used)
+    sampling = {"rule": "pairs", "min_digits": 1, "max_digits": max_digits}
+    return record_instances(task, instances, seed, sampling)
+
+
+def check_dataset(task: Task, dataset: PtoDataset, source: str) -> None:
+    """A dataset to train `task` on, checked as `dfst coverage` checks it: the task's, its operands the
+    task's, each PTO the expert's own run; a one-line DfstError naming `source` and the first bad sample."""
+    from dfst.coverage import dataset_instances
+
+    if dataset.task != task.name:
+        raise DfstError(f"{source} is for task {dataset.task}, not {task.name}")
+    for i, (a, b) in enumerate(dataset.operands):
+        try:
+            task.check(a, b)
+        except DfstError as exc:
+            raise DfstError(f"{source}: sample {i} ({a!r}, {b!r}): {exc}") from None
+    dataset_instances(task, dataset, source)
+
+
+# (task, samples, max_digits, seed) -> dataset
+SAMPLERS: dict[str, Callable[[Task, int, int, int], PtoDataset]] = {
+    "cover": cover_dataset,
+    "pairs": pair_cover_dataset,
+    "uniform": record_dataset,
+}
+
+
+def dataset_sha256(ds: PtoDataset) -> str:
+    """A fingerprint of the training steps, to refuse resuming a run on other data."""
+    digest = hashlib.sha256(ds.task.encode())
+    for array in (ds.reads, ds.writes, ds.moves, ds.offsets):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Sequences:
+    """A dataset as padded (N, T) int64 tensors; `lengths` (N,) says how many steps are real."""
+
+    reads: torch.Tensor
+    writes: torch.Tensor
+    moves: torch.Tensor
+    lengths: torch.Tensor
+
+    @classmethod
+    def of(cls, ds: PtoDataset) -> Sequences:
+        lengths = np.diff(ds.offsets)
+        cols = np.arange(lengths.max())
+        index = np.minimum(ds.offsets[:-1, None] + cols, ds.steps - 1)  # (N, T), clipped in padding
+        pad = cols[None, :] >= lengths[:, None]
+        channels = (np.where(pad, 0, a[index]).astype(np.int64) for a in (ds.reads, ds.writes, ds.moves))
+        return cls(*(torch.from_numpy(c) for c in channels), torch.from_numpy(lengths))
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def batch(self, rows: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
+        """(reads, writes, moves, mask) of the given rows (None = all), cut to their longest length."""
+        tensors = (self.reads, self.writes, self.moves, self.lengths)
+        reads, writes, moves, lengths = tensors if rows is None else (t[rows] for t in tensors)
+        T = int(lengths.max())
+        mask = torch.arange(T) < lengths[:, None]  # (b, T), True on real steps
+        return reads[:, :T], writes[:, :T], moves[:, :T], mask
+
+
+def batch_rows(seed: int, iteration: int, batch: int, count: int) -> torch.Tensor | None:
+    """The rows of an iteration's minibatch of `batch` out of `count` samples; None = full batch."""
+    if batch == 0 or batch >= count:
+        return None
+    rng = np.random.default_rng([seed, iteration, 0])
+    return torch.from_numpy(rng.choice(count, size=batch, replace=False))
+
+
+def step_noise(seed: int, iteration: int, sigma: float, shape: tuple[int, ...]) -> torch.Tensor | None:
+    """σ·N(0, 1) noise for the teacher-forced states of an iteration; None when σ = 0."""
+    if sigma == 0:
+        return None
+    torch_seed = int(np.random.SeedSequence([seed, iteration, 1]).generate_state(1, np.uint64)[0] >> 1)
+    return sigma * torch.randn(shape, generator=torch.Generator().manual_seed(torch_seed))
+
+
+def bucket_rows(seed: int, iteration: int, batch: int, lengths: torch.Tensor) -> torch.Tensor | None:
+    """A minibatch of `batch` samples of similar length: a seeded window of the samples sorted by
+    length. Padding to the longest sample then wastes little: multiplication PTOs range from tens to
+    hundreds of steps. None = full batch."""
+    count = len(lengths)
+    if batch == 0 or batch >= count:
+        return None
+    order = torch.from_numpy(np.argsort(lengths.numpy(), kind="stable"))
+    start = int(np.random.default_rng([seed, iteration, 2]).integers(0, count - batch + 1))
+    return order[start:start + batch]

@@ -1,0 +1,342 @@
+"""The training configuration: one schema, grouped, validated, written once (and free of torch).
+
+A `TrainConfig` is seven small frozen groups; each field is declared once, with its default, its
+bounds or choices and its `dfst train` help text (`setting`). Everything else reads that declaration:
+validation, the flat dictionary that run directories and stored results keep (`to_dict`), the
+options of `dfst train` (`dfst.cli.training`) and the command line that reproduces a run
+(`command_line`).
+
+    data        task, samples, max_digits, seed, sampler        what is trained on
+    model       d, init, normalize_h, forward                   the model and its teacher-forced pass
+    optim       iters, lr, schedule, batch, bucket, loss, threads
+    regular     noise, noise_final, l1, discrete                noise on h and penalties
+    population  restarts, extract                               restarts side by side, the one kept
+    evaluation  eval_every, eval_digits, eval_random, target_digits
+    logging     checkpoint_every, log_every
+
+Flat names stay the public vocabulary: `TrainConfig(task="add2", iters=100)`, `cfg.iters`,
+`dataclasses.replace(cfg, noise=0.0)` and `TrainConfig.from_dict(cfg.to_dict())` all take them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shlex
+from dataclasses import MISSING, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, get_args, get_origin, get_type_hints
+
+from dfst.errors import DfstError
+from dfst.tasks import get_task
+
+MAX_SEED = 2**63 - 1  # torch's seeds are 64-bit
+
+# The registries' names (dfst.train.batches.SAMPLERS, loop.SCHEDULES, dfst.model.INITS and FORWARDS,
+# objectives.LOSSES), here so that validating a config and `dfst --help` never import torch;
+# tests/test_train_config.py checks that each registry has exactly these keys.
+CHOICES = {
+    "sampler": ("cover", "pairs", "uniform"),
+    "schedule": ("cosine", "constant", "linear"),
+    "init": ("identity", "jitter", "random"),
+    "loss": ("mse", "ce"),
+    "forward": ("scan", "hillis", "loop"),
+}
+
+
+def setting(default: Any, help: str, *, low: int | None = None, positive: bool = False,
+            flag: bool = True) -> Any:
+    """A config field: its default, the `dfst train` help text, and its bound: `low` for an
+    integer (>= low), `positive` for a number > 0; other numbers must be >= 0. `flag=False`: not a
+    `--option` of `dfst train` (the task is its argument)."""
+    return field(default=default, metadata={"help": help, "low": low, "positive": positive, "flag": flag})
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """What is trained on: PTOs of the task's expert, sampled (or given to `train`)."""
+
+    task: str = setting("add2", "The task.", flag=False)
+    samples: int = setting(20, "Training PTOs to sample.", low=1)
+    max_digits: int = setting(3, "Longest training operand, in digits.", low=1)
+    seed: int = setting(0, "Seed of the data, the initialisation, the batches and the noise.", low=0)
+    sampler: str = setting("cover", "cover (every expert rule first), pairs (every rule and pair of "
+                           "consecutive rules first) or uniform.")
+
+    def __post_init__(self) -> None:
+        _validate(self)
+        get_task(self.task)
+        if self.seed > MAX_SEED:
+            raise DfstError(f"seed must be at most {MAX_SEED:,} (torch's seeds are 64-bit), got {self.seed}")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The DFST trained and its teacher-forced pass (`dfst.model.teacher_forced`)."""
+
+    d: int | None = setting(None, "Hidden size (default: the expert's number of states).", low=1)
+    init: str = setting("jitter", "identity (published), jitter or random.")
+    normalize_h: bool = setting(True, "Divide h by its norm every step (the noise is then relative).")
+    forward: str = setting("scan", "scan, hillis or loop (same values; with --normalize-h the loop runs).")
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    """Adam on the objective: iterations, learning rate and its schedule, batches, the loss."""
+
+    iters: int = setting(4000, "Training iterations.", low=1)
+    lr: float = setting(2e-2, "Peak Adam learning rate.", positive=True)
+    schedule: str = setting("cosine", "cosine, constant or linear.")
+    batch: int = setting(0, "Minibatch size (0 = full batch).", low=0)
+    bucket: bool = setting(False, "Minibatches of samples of similar length.")
+    loss: str = setting("mse", "mse (published) or ce.")
+    threads: int = setting(1, "Torch threads (bit-identity needs the same number).", low=1)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+
+@dataclass(frozen=True)
+class RegularConfig:
+    """Noise on the teacher-forced states and the penalties added to the loss (dfst.train.objectives)."""
+
+    noise: float = setting(0.03, "σ of Gaussian noise on h at every step.")
+    noise_final: float | None = setting(None, "Anneal σ linearly to this.")
+    l1: float = setting(0.0, "Weight of the L1 penalty on A.")
+    discrete: float = setting(0.0, "Weight of the vertex penalty on h (ramped).")
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+
+@dataclass(frozen=True)
+class PopulationConfig:
+    """Restarts trained side by side, and the automaton read off the one kept (dfst.train.restarts)."""
+
+    restarts: int = setting(16, "Models trained side by side; the kept one is chosen on the training "
+                            "PTOs (fewest extracted states with --extract).", low=1)
+    extract: bool = setting(True, "Read the automaton off the states (extracted/), evaluate it too.")
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+
+@dataclass(frozen=True)
+class EvaluationConfig:
+    """Closed-loop evaluation during training; target_digits (0 = never) stops a run once robust."""
+
+    eval_every: int = setting(1000, "Closed-loop evaluation period (0 = at end).", low=0)
+    eval_digits: tuple[int, ...] = setting((10, 100), "Comma-separated evaluation lengths.")
+    eval_random: int = setting(10, "Random pairs per evaluation length.", low=0)
+    target_digits: int = setting(0, "Stop once robust at this length.", low=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "eval_digits", tuple(self.eval_digits))
+        _validate(self)
+        if not self.eval_digits or min(self.eval_digits) < 1:
+            raise DfstError(f"eval_digits must be lengths >= 1, got {list(self.eval_digits)}")
+
+
+@dataclass(frozen=True)
+class LoggingConfig:
+    """How often the run writes its resumable state and its metrics."""
+
+    checkpoint_every: int = setting(1000, "Training-state period.", low=0)
+    log_every: int = setting(100, "Metrics period, in iterations.", low=1)
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+
+GROUPS = {"data": DataConfig, "model": ModelConfig, "optim": OptimConfig, "regular": RegularConfig,
+          "population": PopulationConfig, "evaluation": EvaluationConfig, "logging": LoggingConfig}
+GROUP_OF = {f.name: group for group, cls in GROUPS.items() for f in fields(cls)}  # flat name -> group
+
+# The order of the flat dictionary since config.json version 1 (stored results and reproduce's keys
+# hold it): new fields go at the end, and the JSON of an old config never changes.
+FLAT_ORDER = ("task", "samples", "max_digits", "seed", "sampler", "d", "iters", "lr", "schedule", "batch",
+              "bucket", "init", "loss", "noise", "noise_final", "l1", "normalize_h", "discrete", "extract",
+              "forward", "eval_every", "eval_digits", "eval_random", "target_digits", "checkpoint_every",
+              "log_every", "threads", "restarts")
+
+
+@dataclass(frozen=True, init=False)
+class TrainConfig:
+    """One training run. The defaults are the recipe that works (docs/training.md): add2 on 20 covering
+    samples of at most 3 digits, noise on the direction of h, 16 restarts, the automaton read off;
+    `recipes.PUBLISHED` lists the fields that give the published baseline.
+
+    Built from groups, flat fields, or both (flat fields override the groups' values):
+    `TrainConfig(iters=100)`, `TrainConfig(optim=OptimConfig(iters=100), seed=3)`.
+    """
+
+    data: DataConfig
+    model: ModelConfig
+    optim: OptimConfig
+    regular: RegularConfig
+    population: PopulationConfig
+    evaluation: EvaluationConfig
+    logging: LoggingConfig
+
+    def __init__(self, data: DataConfig | None = None, model: ModelConfig | None = None,
+                 optim: OptimConfig | None = None, regular: RegularConfig | None = None,
+                 population: PopulationConfig | None = None, evaluation: EvaluationConfig | None = None,
+                 logging: LoggingConfig | None = None, **flat: Any) -> None:
+        given = {"data": data, "model": model, "optim": optim, "regular": regular, "population": population,
+                 "evaluation": evaluation, "logging": logging}
+        unknown = sorted(set(flat) - set(GROUP_OF))
+        if unknown:
+            raise TypeError(f"TrainConfig has no field {unknown[0]!r} (fields: {', '.join(FLAT_ORDER)})")
+        for name, cls in GROUPS.items():
+            group = given[name] if given[name] is not None else cls()
+            if not isinstance(group, cls):
+                raise TypeError(f"TrainConfig's {name} must be a {cls.__name__}, got {type(group).__name__}")
+            own = {key: value for key, value in flat.items() if GROUP_OF[key] == name}
+            object.__setattr__(self, name, replace(group, **own) if own else group)
+
+    def __getattr__(self, name: str) -> Any:
+        """A flat field read through its group: `cfg.iters` is `cfg.optim.iters`."""
+        group = GROUP_OF.get(name)
+        if group is None:
+            raise AttributeError(f"TrainConfig has no field {name!r}")
+        return getattr(object.__getattribute__(self, group), name)
+
+    def to_dict(self) -> dict:
+        """The config as flat JSON-ready fields: what config.json stores and reproduce's keys hash."""
+        return json.loads(json.dumps({name: getattr(self, name) for name in FLAT_ORDER}))
+
+    @classmethod
+    def from_dict(cls, flat: dict) -> TrainConfig:
+        """The config of a flat dictionary (`to_dict`'s); a missing field takes its default, an unknown
+        one is a DfstError."""
+        if not isinstance(flat, dict):
+            raise DfstError(f"a training config is a JSON object, got {type(flat).__name__}")
+        unknown = sorted(set(flat) - set(GROUP_OF))
+        if unknown:
+            raise DfstError(f"unknown training config field {unknown[0]!r} (known: {', '.join(FLAT_ORDER)})")
+        return cls(**flat)
+
+
+def flat_fields() -> list:
+    """Every field of the schema (dataclasses.Field), group by group."""
+    return [f for cls in GROUPS.values() for f in fields(cls)]
+
+
+def default_of(f) -> Any:
+    return f.default if f.default is not MISSING else f.default_factory()
+
+
+def config_types() -> dict[str, type]:
+    """Each flat field's type as an option parser takes it: int, float, str, bool or tuple (None
+    allowed where the default is None)."""
+    hints = {name: hint for cls in GROUPS.values() for name, hint in get_type_hints(cls).items()}
+    return {name: next(t for t in (bool, int, float, str, tuple) if t is hint or t is get_origin(hint)
+                       or t in get_args(hint)) for name, hint in hints.items()}
+
+
+def _validate(group: object) -> None:
+    """The bounds and choices that the fields of a group declare, each a one-line DfstError."""
+    for f in fields(group):
+        value, meta = getattr(group, f.name), f.metadata
+        if f.name in CHOICES:
+            if value not in CHOICES[f.name]:
+                raise DfstError(f"unknown {f.name} {value!r} (known: {', '.join(CHOICES[f.name])})")
+        elif meta["low"] is not None and (value is not None or f.default is not None):
+            _check_int(f.name, value, meta["low"])
+        elif meta["positive"]:
+            if not (_is_number(value) and math.isfinite(value) and value > 0):
+                raise DfstError(f"{f.name} must be a positive number, got {value}")
+        elif f.type in ("float", "float | None") and value is not None and \
+                not (_is_number(value) and math.isfinite(value) and value >= 0):
+            raise DfstError(f"{f.name} must be a number >= 0, got {value}")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_int(name: str, value: object, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise DfstError(f"{name} must be an integer >= {low}, got {value!r}")
+
+
+# ----------------------------------------------------------------------------- the command line
+
+
+def option_name(name: str) -> str:
+    """The `dfst train` option of a field: max_digits -> --max-digits."""
+    return "--" + name.replace("_", "-")
+
+
+def format_value(value: Any) -> str:
+    """A field's value as `dfst train` takes it (tuples comma-separated)."""
+    return ",".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
+def command_line(cfg: TrainConfig, out: str | Path, data: str | Path | None = None) -> str:
+    """The complete `dfst train` command of the run, defaults included, to reproduce it. With `data`
+    (the dataset file), --data replaces the sampling options it decides (samples, max_digits)."""
+    args = ["dfst", "train", cfg.task, "--out", str(out)]
+    if data is not None:
+        args += ["--data", str(data)]
+    for f in flat_fields():
+        value = getattr(cfg, f.name)
+        if not f.metadata["flag"] or value is None or (data is not None and f.name in DATA_DECIDES):
+            continue
+        if isinstance(value, bool):
+            args.append(option_name(f.name) if value else "--no-" + f.name.replace("_", "-"))
+        else:
+            args += [option_name(f.name), format_value(value)]
+    return shlex.join(args)
+
+
+# ----------------------------------------------------------------------------- recipes and data files
+
+
+def configure(task: str, values: dict, given: set[str] = frozenset(), *, published: bool = False,
+              operands: list | None = None) -> tuple[TrainConfig, dict[str, dict]]:
+    """The config of a `dfst train` command: the flat `values` of its options for `task`, then the
+    published recipe (`published`) and a dataset file's training set (`operands`) on top. `given`
+    names the fields the user set: a recipe or file that would change one is a DfstError naming the
+    option, never a silent override, and so is --forward scan/hillis while h is normalised (the
+    loop runs then). Returns the config and what each source set ({"--published": {...}, ...})."""
+    cfg, set_by = TrainConfig(task=task, **values), {}
+    if published:
+        from dfst.recipes import PUBLISHED
+
+        cfg, set_by["--published"] = with_fields(cfg, PUBLISHED, given, "--published"), PUBLISHED
+    if operands is not None:
+        cfg = with_dataset(cfg, operands, given, "--data")
+        set_by["--data"] = {name: getattr(cfg, name) for name in ("samples", "max_digits")}
+    if "forward" in given and cfg.normalize_h and cfg.forward != "loop":
+        raise DfstError(f"--forward {cfg.forward} has no effect while h is normalised (the loop runs); "
+                        "add --no-normalize-h, or drop --forward")
+    return cfg, set_by
+
+
+DATA_DECIDES = ("samples", "max_digits", "sampler")  # what a dataset file fixes: no option may set them
+
+
+def with_fields(cfg: TrainConfig, values: dict, given: set[str], source: str) -> TrainConfig:
+    """`cfg` with `values` (flat fields that `source`, e.g. --published, sets), refusing to override
+    a field the user gave (`given`: flat names) with another value: a DfstError naming its option."""
+    clash = [name for name in values if name in given and getattr(cfg, name) != values[name]]
+    if clash:
+        name = clash[0]
+        raise DfstError(f"{option_name(name)} conflicts with {source}, which sets "
+                        f"{name}={format_value(values[name])} (drop one of them)")
+    return replace(cfg, **values)
+
+
+def with_dataset(cfg: TrainConfig, operands: list, given: set[str], source: str) -> TrainConfig:
+    """`cfg` training on a dataset file's `operands`: samples and max_digits are the file's; an option
+    that would choose the training set (--samples or --max-digits otherwise than the file, --sampler
+    at all: the file is not sampled) is a DfstError naming it."""
+    if "sampler" in given:
+        raise DfstError(f"--sampler conflicts with {source}: the file is the training set, "
+                        "nothing is sampled")
+    values = {"samples": len(operands), "max_digits": max(len(x) for pair in operands for x in pair)}
+    return with_fields(cfg, values, given, source)

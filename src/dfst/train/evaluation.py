@@ -1,0 +1,62 @@
+"""Training's view of a model: closed-loop exactness on the grid, and the automaton read off it.
+
+`evaluate_model` runs the evaluation protocol of `dfst eval` (h rescaled every step) at each
+evaluation length and at target_digits; with `extract`, also on the automaton read off the model's
+hidden states on the training PTOs. `extract_or_none` is training's one call into extraction.
+"""
+
+from __future__ import annotations
+
+from dfst.data import PtoDataset
+from dfst.errors import DfstError
+from dfst.evaluate import EvalConfig, run_protocol
+from dfst.model import DFST
+from dfst.rollout import DfstWeights
+from dfst.tasks import Task
+from dfst.train.config import TrainConfig
+
+
+def extract_or_none(model: DFST, data: PtoDataset, task: Task):
+    """The automaton read off the model's states on `data` (clustered, then merged), or None when the
+    states show no conflict-free automaton."""
+    from dfst.merge import extract_merged
+    from dfst.tasks.base import BLANK
+
+    try:
+        return extract_merged(model.numpy_weights(), data, task.alphabet, BLANK)
+    except DfstError:
+        return None
+
+
+def evaluate_model(model: DFST, task: Task, cfg: TrainConfig, data: PtoDataset | None = None) -> dict:
+    """Closed-loop exact match (h rescaled every step) at each evaluation length and target_digits;
+    with cfg.extract, also of the automaton read off the model's states on the training `data`."""
+    result = _closed_loop(DfstWeights.of(*model.numpy_weights()), task, cfg)
+    if cfg.extract and data is not None:
+        from dfst.compile import compile_agent
+
+        found = extract_or_none(model, data, task)
+        if found is None:
+            result["extracted"] = None  # no conflict-free automaton yet
+        else:
+            weights = DfstWeights.of(*compile_agent(found.agent).numpy_weights())
+            result["extracted"] = _closed_loop(weights, task, cfg) | {"states": found.agent.d,
+                                                                     "rules": found.pairs}
+    return result
+
+
+def best_robust(evaluation: dict) -> int:
+    """The robust length of the model or of its extracted automaton, whichever is longer."""
+    extracted = evaluation.get("extracted") or {}
+    return max(evaluation["robust_max_digits"], extracted.get("robust_max_digits", 0))
+
+
+def _closed_loop(weights: DfstWeights, task: Task, cfg: TrainConfig) -> dict:
+    digits = sorted(set(cfg.eval_digits) | ({cfg.target_digits} - {0}))
+    eval_cfg = EvalConfig(tuple(digits), random=cfg.eval_random, rescale=True)
+    report, _ = run_protocol(task, weights, eval_cfg)
+    levels = [{key: lv[key] for key in ("digits", "robust", "exact", "instances", "random_exact", "random")}
+              for lv in report["levels"]]
+    return {"robust_max_digits": report["robust_max_digits"],
+            "probabilistic_max_digits": report["probabilistic_max_digits"],
+            "seconds": report["seconds"], "levels": levels}

@@ -1,0 +1,239 @@
+"""Training a DFST from PTOs: one visible loop, read top to bottom.
+
+Per iteration: pick the batch (all samples, or a minibatch drawn from (seed, iteration):
+`dfst.train.batches`); run the restarts teacher-forced (`dfst.model.teacher_forced`); compute the
+objective (`dfst.train.objectives`); backward; Adam step at the learning rate `lr_at(iteration)`.
+Every `eval_every` iterations the restart to keep is chosen (`dfst.train.restarts`) and run
+closed-loop on the grid (`dfst.train.evaluation`), and training may stop once it is robust at
+`target_digits`. Metrics go to metrics.jsonl; the run directory is described in `dfst.train.rundir`.
+
+Determinism: every random draw after the initialisation comes from a generator seeded by
+(seed, iteration), not from a running stream, so a resumed run draws exactly what an uninterrupted
+one draws and no RNG state needs saving. Torch runs with `threads` threads and deterministic
+algorithms inside `train`. On the CPU the same config gives the same weights bit for bit, and a run
+killed at any point and resumed ends with the weights of an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+
+import torch
+
+from dfst import __version__
+from dfst.checkpoint import save_checkpoint
+from dfst.data import PtoDataset, summarize
+from dfst.errors import DfstError
+from dfst.model import DFST, INITS, DFSTConfig, Population
+from dfst.run_guard import record_paths, run_lock
+from dfst.tasks import get_task
+from dfst.train.batches import SAMPLERS, Sequences, batch_rows, bucket_rows, dataset_sha256, step_noise
+from dfst.train.config import TrainConfig
+from dfst.train.evaluation import best_robust, evaluate_model, extract_or_none
+from dfst.train.objectives import LOSSES, noise_at, objective, scores
+from dfst.train.restarts import restart_seed, select_restart
+from dfst.train.rundir import (
+    DATA_FILE,
+    EXTRACTED_DIR,
+    METRICS_FILE,
+    MODEL_DIR,
+    RUN_FORMAT,
+    STATE_FILE,
+    SUMMARY_FILE,
+    append_metrics,
+    prepare_run,
+    read_json,
+    remove_final_outputs,
+    save_run_state,
+    truncate_metrics,
+    write_run_json,
+)
+from dfst.train.state import load_train_state
+
+# Learning-rate schedules: pure functions of (step, cfg), step = 0 … iters-1, no warmup.
+SCHEDULES: dict[str, Callable[[int, TrainConfig], float]] = {
+    "cosine": lambda step, cfg: cfg.lr * 0.5 * (1 + math.cos(math.pi * step / cfg.iters)),
+    "constant": lambda step, cfg: cfg.lr,
+    "linear": lambda step, cfg: cfg.lr * (1 - step / cfg.iters),
+}
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """The learning rate of 0-based iteration `step`."""
+    return SCHEDULES[cfg.schedule](step, cfg)
+
+
+@contextmanager
+def deterministic(threads: int):
+    """Fixed torch threads and deterministic algorithms for the duration; restored afterwards."""
+    old = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old[0])
+        torch.use_deterministic_algorithms(old[1])
+
+
+# ----------------------------------------------------------------------------- the loop
+
+
+def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = None, resume: bool = True,
+          progress: Callable[[dict], None] | None = None, command: str | None = None) -> dict:
+    """Train, writing the run to `out_dir`; returns the summary (also in out_dir/summary.json).
+
+    `data` replaces the sampled training set. With `resume`, a run already in `out_dir` (same
+    config, same data) continues from its last checkpoint, or returns its summary if finished;
+    without it, the old run's files are removed first. `progress(record)` is called after every
+    iteration with the iteration's record (iteration, iters, loss, lr, seconds, eval if evaluated).
+    """
+    cpu_start = time.process_time()
+    task = get_task(cfg.task)
+    data = SAMPLERS[cfg.sampler](task, cfg.samples, cfg.max_digits, cfg.seed) if data is None else data
+    if data.task != task.name or data.k != len(task.alphabet):
+        raise DfstError(f"the training data is for task {data.task} (k={data.k}), not {task.name}")
+    k, d = len(task.alphabet), cfg.d or task.agent.d
+    run_info = {"format": RUN_FORMAT, "version": 1, "train": cfg.to_dict(),
+                "command": command if command is not None else shlex.join(sys.argv),
+                "data": {"sha256": dataset_sha256(data), "summary": summarize(data)},
+                "model": {"k": k, "d": d, "params": DFSTConfig(k, d).params},
+                "dfst_version": __version__, "torch_version": torch.__version__}
+    with run_lock(out_dir, run_info["command"]):  # one writer per run directory
+        out = prepare_run(out_dir, run_info, resume=resume)
+        if resume and (finished := read_json(out / SUMMARY_FILE)) is not None:
+            return finished
+        return _train_loop(cfg, out, data, run_info, resume=resume, progress=progress, cpu_start=cpu_start)
+
+
+def _train_loop(cfg: TrainConfig, out: Path, data: PtoDataset, run_info: dict, *, resume: bool,
+                progress: Callable[[dict], None] | None, cpu_start: float) -> dict:
+    """The loop of `train` in the prepared (and locked) run directory `out`."""
+    task = get_task(cfg.task)
+    k, d = run_info["model"]["k"], run_info["model"]["d"]
+    if not (out / DATA_FILE).exists():
+        from dfst.data import save_dataset
+
+        save_dataset(data, out / DATA_FILE)
+        record_paths(out, DATA_FILE)  # a kill before this: resume checks it against config.json
+    with deterministic(cfg.threads):
+        model = Population([INITS[cfg.init](DFSTConfig(k, d, task.name), restart_seed(cfg.seed, r))
+                            for r in range(cfg.restarts)])
+        optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, foreach=False)
+        state = (load_train_state(out / STATE_FILE, model, optimizer) if resume else None) or {}
+        start = done = state.get("iteration", 0)
+        loss_value, last_eval, stopped_by = state.get("loss"), state.get("eval"), state.get("stopped_by")
+        elapsed, clock = state.get("seconds", 0.0), time.perf_counter()
+        cpu_before = state.get("cpu_seconds", 0.0)  # process time of the segments before a resume
+
+        def cpu_seconds() -> float:
+            return round(cpu_before + time.process_time() - cpu_start, 3)
+
+        truncate_metrics(out / METRICS_FILE, start)
+        seqs = Sequences.of(data)
+
+        def checkpoint(iteration: int, seconds: float) -> None:
+            save_run_state(out, model, optimizer,
+                             {"iteration": iteration, "seconds": seconds, "cpu_seconds": cpu_seconds(),
+                              "loss": loss_value, "eval": last_eval, "stopped_by": stopped_by})
+
+        last = cfg.iters if stopped_by is None else start  # a run that stopped early stays stopped
+        selected = None  # (iteration, restart kept, table): the final evaluation's, reused at the end
+        for it in range(start + 1, last + 1):
+            # batch: a function of (seed, iteration), so a resumed run sees the same batches
+            rows = (bucket_rows(cfg.seed, it, cfg.batch, seqs.lengths) if cfg.bucket
+                    else batch_rows(cfg.seed, it, cfg.batch, len(seqs)))
+            reads, writes, moves, mask = seqs.batch(rows)
+            lr, sigma = lr_at(it - 1, cfg), noise_at(it - 1, cfg)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            # forward: teacher-forced scores from the scanned hidden states, then the loss
+            noise = step_noise(cfg.seed, it, sigma, (cfg.restarts, *reads.shape, d))
+            symbol_scores, move_scores, h = scores(model, reads, mask, noise, cfg)
+            losses = LOSSES[cfg.loss](symbol_scores, move_scores, writes, moves, mask)  # (R,)
+            total = objective(losses, model, h, mask, it - 1, cfg)
+            seconds = round(elapsed + time.perf_counter() - clock, 3)
+            finite = losses[torch.isfinite(losses)]  # a diverged restart never disturbs the others
+            if finite.numel() == 0:  # stop with the weights of the last finite iteration
+                stopped_by = "diverged"
+                append_metrics(out / METRICS_FILE, {"iteration": done, "diverged_at": it, "loss": math.nan})
+                checkpoint(done, seconds)
+                break
+            loss_value = finite.min().item()
+            # backward and Adam step
+            optimizer.zero_grad(set_to_none=True)
+            total.backward()
+            optimizer.step()
+            done = it
+            # periodic closed-loop evaluation, metrics and checkpoint
+            record = {"iteration": it, "iters": cfg.iters, "loss": loss_value, "lr": lr, "seconds": seconds}
+            if sigma:
+                record["noise"] = sigma
+            if cfg.restarts > 1:
+                record["losses"] = losses.tolist()
+            if (cfg.eval_every and it % cfg.eval_every == 0) or it == cfg.iters:
+                with torch.no_grad():
+                    chosen, table = select_restart(model, seqs, data, task, cfg)
+                    selected = (it, chosen, table)
+                    last_eval = record["eval"] = evaluate_model(model.member(chosen), task, cfg, data)
+                    last_eval["restart"] = chosen
+                if cfg.target_digits and best_robust(last_eval) >= cfg.target_digits:
+                    stopped_by = "target"
+            if it % cfg.log_every == 0 or "eval" in record or stopped_by:
+                append_metrics(out / METRICS_FILE, record)
+            if (cfg.checkpoint_every and it % cfg.checkpoint_every == 0) or it == cfg.iters or stopped_by:
+                checkpoint(it, seconds)
+            if progress is not None:
+                progress(record)
+            if stopped_by:
+                break
+        seconds = round(elapsed + time.perf_counter() - clock, 3)
+        if selected is None or selected[0] != done:  # selecting reads an automaton off every restart
+            selected = (done, *select_restart(model, seqs, data, task, cfg))
+        _, chosen, restarts = selected
+    return _finish(out, model.member(chosen), cfg, run_info, done, loss_value, last_eval,
+                   stopped_by or "iters", seconds, resumed_from=start or None,
+                   restarts={"chosen": chosen, "table": restarts}, data=data, cpu_seconds=cpu_seconds)
+
+
+def _finish(out: Path, model: DFST, cfg: TrainConfig, run_info: dict, done: int, loss: float | None,
+            last_eval: dict | None, stopped_by: str, seconds: float, resumed_from: int | None,
+            restarts: dict, data: PtoDataset, cpu_seconds: Callable[[], float]) -> dict:
+    """Save the kept model (and, with `extract`, its automaton), then summary.json (last: it marks
+    the run finished). `cpu_seconds()`: process time of the whole run so far, sampling and
+    extraction included, summed over resumed segments."""
+    provenance = {"source": "train", "train_config": run_info["train"], "iterations": done,
+                  "final_loss": loss, "stopped_by": stopped_by, "data": run_info["data"],
+                  "command": run_info["command"], "restart": restarts["chosen"]}
+    remove_final_outputs(out)
+    save_checkpoint(model, out / MODEL_DIR, provenance, overwrite=True)
+    extracted = _save_extraction(out, model, cfg, data) if cfg.extract else None
+    record_paths(out, MODEL_DIR, EXTRACTED_DIR)  # checked once summary.json says the run is finished
+    summary = {"task": cfg.task, "out": str(out), "model": str(out / MODEL_DIR), **run_info["model"],
+               "samples": run_info["data"]["summary"]["samples"], "iterations": done, "iters": cfg.iters,
+               "stopped_by": stopped_by, "final_loss": loss, "seconds": seconds, "cpu_seconds": cpu_seconds(),
+               "resumed_from": resumed_from, "eval": last_eval, "metrics": str(out / METRICS_FILE),
+               "extracted": extracted, "restarts": restarts}
+    write_run_json(out, SUMMARY_FILE, summary)
+    return summary
+
+
+def _save_extraction(out: Path, model: DFST, cfg: TrainConfig, data: PtoDataset) -> dict | None:
+    """The automaton read off the kept model, compiled to exact weights in out/extracted/."""
+    from dfst.automata import save_transducer
+    from dfst.compile import compile_agent
+
+    found = extract_or_none(model, data, get_task(cfg.task))
+    if found is None:
+        return None
+    provenance = {"source": "extract", "run": str(out), "radius": found.radius, "rules": found.pairs}
+    compiled = compile_agent(found.agent, task=cfg.task)
+    save_checkpoint(compiled, out / EXTRACTED_DIR, provenance, overwrite=True)
+    save_transducer(found.agent, out / EXTRACTED_DIR / "agent.json")
+    return {"model": str(out / EXTRACTED_DIR), "states": found.agent.d, "rules": found.pairs}

@@ -1,0 +1,106 @@
+"""What training minimises: a loss and penalties, each a small named unit in a registry.
+
+The objective of an iteration is the sum over restarts of the loss (`LOSSES[cfg.loss]`), plus each
+penalty of `PENALTIES` whose config field is not zero, times its weight at that iteration. A new
+objective plugs in as one more entry (and, for a loss, its name in `config.CHOICES["loss"]`).
+
+The published loss (`mse`): L = 1/(2T) Σ_t (|ŝ_t − onehot(s_t)|² + |m̂_t − onehot(m_t)|²), with T the
+number of real (unpadded) steps in the batch, so every step weighs the same. The scores come from
+the model's teacher-forced pass (`dfst.model.teacher_forced`) on noisy states (`noise_at`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from dfst.model import DFST, Population, teacher_forced
+from dfst.train.config import TrainConfig
+
+
+def scores(model: DFST | Population, reads: torch.Tensor, mask: torch.Tensor, noise: torch.Tensor | None,
+           cfg: TrainConfig) -> tuple[torch.Tensor, ...]:
+    """Training's teacher-forced pass: (symbol scores, move scores, h), as `dfst.model.teacher_forced`.
+    With h normalised the loop runs whatever `forward` says: normalising between noisy steps is not a
+    linear scan, and without noise a product of a few hundred matrices overflows float32 before the
+    final normalisation (mult PTOs)."""
+    method = "loop" if cfg.normalize_h else cfg.forward
+    return teacher_forced(model, reads, mask, noise, normalize=cfg.normalize_h, method=method)
+
+
+def noise_at(step: int, cfg: TrainConfig) -> float:
+    """σ of the noise on h at 0-based iteration `step`: constant, or annealed linearly to noise_final."""
+    if cfg.noise_final is None:
+        return cfg.noise
+    return cfg.noise + (cfg.noise_final - cfg.noise) * step / max(cfg.iters - 1, 1)
+
+
+# ----------------------------------------------------------------------------- losses: (…,) per restart
+
+
+def mse_loss(symbol_scores, move_scores, writes, moves, mask) -> torch.Tensor:
+    """The published loss: 1/(2T) Σ_t |ŝ_t − onehot(s_t)|² + |m̂_t − onehot(m_t)|² over real steps."""
+    err = ((symbol_scores - F.one_hot(writes, symbol_scores.shape[-1])) ** 2).sum(-1) \
+        + ((move_scores - F.one_hot(moves, move_scores.shape[-1])) ** 2).sum(-1)  # (b, T)
+    return torch.where(mask, err, 0.0).sum((-2, -1)) / (2 * mask.sum())
+
+
+def ce_loss(symbol_scores, move_scores, writes, moves, mask) -> torch.Tensor:
+    """Cross-entropy of the scores as logits, (CE_symbol + CE_move) / 2, averaged over real steps."""
+    ce = _cross_entropy(symbol_scores, writes) + _cross_entropy(move_scores, moves)  # (…, b, T)
+    return torch.where(mask, ce, 0.0).sum((-2, -1)) / (2 * mask.sum())
+
+
+def _cross_entropy(scores: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Per-step cross-entropy of scores (…, b, T, n) against targets (b, T), shaped (…, b, T)."""
+    targets = targets.expand(scores.shape[:-1])
+    return F.cross_entropy(scores.reshape(-1, scores.shape[-1]), targets.reshape(-1),
+                           reduction="none").view(targets.shape)
+
+
+# (symbol scores, move scores, writes, moves, mask) -> a scalar for one model, (R,) for a population
+LOSSES: dict[str, Callable[..., torch.Tensor]] = {"mse": mse_loss, "ce": ce_loss}
+
+
+# ----------------------------------------------------------------------------- penalties
+
+
+def vertex_penalty(h: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean |h_t - onehot(argmax h_t)|² over real steps: pulls hidden states onto the d corners
+    e_1..e_d, where a compiled automaton keeps them (pressure toward a finite set of states)."""
+    corner = F.one_hot(h.argmax(-1), h.shape[-1]).to(h.dtype)  # (…, b, T, d)
+    return torch.where(mask, ((h - corner) ** 2).sum(-1), 0.0).sum((-2, -1)) / mask.sum()
+
+
+def discrete_at(step: int, cfg: TrainConfig) -> float:
+    """The vertex penalty's weight: ramped linearly from 0 to `discrete` over the first half."""
+    return cfg.discrete * min(1.0, 2 * step / max(cfg.iters, 1))
+
+
+@dataclass(frozen=True)
+class Penalty:
+    """A term added to the loss when the config field `field` is not zero: `weight(step, cfg)` times
+    `value(model, h, mask)`, summed over restarts."""
+
+    field: str
+    weight: Callable[[int, TrainConfig], float]
+    value: Callable[[Population, torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+PENALTIES: dict[str, Penalty] = {
+    "l1": Penalty("l1", lambda step, cfg: cfg.l1, lambda model, h, mask: model.A.abs().sum()),
+    "vertex": Penalty("discrete", discrete_at, lambda model, h, mask: vertex_penalty(h, mask).sum()),
+}
+
+
+def objective(losses: torch.Tensor, model: Population, h: torch.Tensor, mask: torch.Tensor, step: int,
+              cfg: TrainConfig) -> torch.Tensor:
+    """The scalar to minimise at 0-based iteration `step`: the restarts' losses (R,) and the penalties."""
+    total = losses.sum()
+    for penalty in PENALTIES.values():
+        if getattr(cfg, penalty.field):
+            total = total + penalty.weight(step, cfg) * penalty.value(model, h, mask)
+    return total

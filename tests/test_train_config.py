@@ -1,0 +1,121 @@
+"""TrainConfig: one grouped schema; its flat dictionary never changes (stored results, reproduce's keys
+and run directories hold it); `dfst train`'s options and reproducing command come from it; --published
+and --data never silently override a flag the user gave."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import assert_one_line_error, run, run_json
+from dfst.errors import DfstError
+from dfst.recipes import DEFAULT, MULT, PUBLISHED, RECIPES, recipe
+from dfst.train import OptimConfig, TrainConfig
+from dfst.train.config import CHOICES, FLAT_ORDER, GROUP_OF, command_line, configure
+
+# Written by the code before TrainConfig was grouped (issue 15), never regenerated.
+PINNED = json.loads((Path(__file__).parent / "data" / "train_config_dicts.json").read_text())
+
+
+def pinned_configs() -> dict[str, TrainConfig]:
+    cases = {"TrainConfig()": TrainConfig(), "recipes.DEFAULT": DEFAULT, "recipes.MULT": MULT}
+    for name, cfg in RECIPES.items():
+        cases[f"RECIPES[{name!r}]"] = cfg
+        cases[f"replace(RECIPES[{name!r}], **PUBLISHED)"] = replace(cfg, **PUBLISHED)
+    cases["recipe('mult2', 3, noise_final=0.0, d=25, eval_digits=(10, 1000), target_digits=1000)"] = \
+        recipe("mult2", 3, noise_final=0.0, d=25, eval_digits=(10, 1000), target_digits=1000)
+    return cases
+
+
+def test_to_dict_is_todays_flat_dict_for_the_default_and_every_recipe():
+    cases = pinned_configs()
+    assert set(cases) == set(PINNED["cases"])
+    for name, cfg in cases.items():
+        assert cfg.to_dict() == PINNED["cases"][name], name
+        assert json.dumps(cfg.to_dict()) == PINNED["json"][name], name  # same keys, same order
+        assert TrainConfig.from_dict(cfg.to_dict()) == cfg
+
+
+def test_flat_and_grouped_construction_agree():
+    flat = TrainConfig(task="add10", iters=100, noise=0.0, restarts=2)
+    grouped = TrainConfig(optim=OptimConfig(iters=100), task="add10", noise=0.0, restarts=2)
+    assert flat == grouped and flat.iters == flat.optim.iters == 100 and flat.population.restarts == 2
+    assert replace(flat, lr=0.5).lr == 0.5 and replace(flat, lr=0.5).iters == 100
+    assert set(GROUP_OF) == set(FLAT_ORDER) and len(FLAT_ORDER) == len(set(FLAT_ORDER))
+    with pytest.raises(TypeError, match="no field 'iterations'"):
+        TrainConfig(iterations=3)
+    with pytest.raises(DfstError, match="unknown training config field 'iterations'"):
+        TrainConfig.from_dict({"iterations": 3})
+    assert TrainConfig.from_dict({"iters": 7}) == TrainConfig(iters=7)
+
+
+def test_the_schemas_choices_are_the_registries():
+    from dfst.model import FORWARDS, INITS
+    from dfst.train.batches import SAMPLERS
+    from dfst.train.loop import SCHEDULES
+    from dfst.train.objectives import LOSSES
+
+    registries = {"sampler": SAMPLERS, "schedule": SCHEDULES, "init": INITS, "loss": LOSSES,
+                  "forward": FORWARDS}
+    assert {name: tuple(r) for name, r in registries.items()} == CHOICES
+
+
+def test_the_reproducing_command_names_every_field_as_before():
+    """Same options and values as the hand-written command line before the schema (now in schema order,
+    and --no-bucket spelled out); with --data, the file decides samples, max digits and sampler."""
+    def options(command: str) -> dict:
+        words, found = shlex.split(command), {}
+        for i, word in enumerate(words):
+            if word.startswith("--"):
+                takes_value = i + 1 < len(words) and not words[i + 1].startswith("--")
+                found[word] = words[i + 1] if takes_value else True
+        return found
+
+    for name, commands in PINNED["commands"].items():
+        cfg = eval(name, {"TrainConfig": TrainConfig, "RECIPES": RECIPES, "PUBLISHED": PUBLISHED,
+                          "replace": replace})
+        old, new = options(commands["out"]), options(command_line(cfg, "runs/x"))
+        assert new == old | ({} if cfg.bucket else {"--no-bucket": True}), name
+        old, new = options(commands["data"]), options(command_line(cfg, "runs/x", "d.pto.zip"))
+        assert new == {k: v for k, v in old.items() if k != "--sampler"} | \
+            ({} if cfg.bucket else {"--no-bucket": True}), name
+
+
+def test_published_and_data_never_override_a_given_flag():
+    cfg, set_by = configure("add2", {}, set(), published=True)
+    assert set_by == {"--published": PUBLISHED} and cfg == replace(TrainConfig(), **PUBLISHED)
+    same, _ = configure("add2", {"init": "identity"}, {"init"}, published=True)  # agrees: fine
+    assert same == cfg
+    with pytest.raises(DfstError, match="--init conflicts with --published, which sets init=identity"):
+        configure("add2", {"init": "jitter"}, {"init"}, published=True)
+    with pytest.raises(DfstError, match="--restarts conflicts with --published"):
+        configure("add2", {"restarts": 4}, {"restarts"}, published=True)
+    operands = [("1", "10"), ("111", "1")]
+    cfg, set_by = configure("add2", {}, set(), operands=operands)
+    assert (cfg.samples, cfg.max_digits) == (2, 3) and set_by == {"--data": {"samples": 2, "max_digits": 3}}
+    with pytest.raises(DfstError, match="--samples conflicts with --data"):
+        configure("add2", {"samples": 5}, {"samples"}, operands=operands)
+    with pytest.raises(DfstError, match="--sampler conflicts with --data"):
+        configure("add2", {"sampler": "cover"}, {"sampler"}, operands=operands)
+    with pytest.raises(DfstError, match="--forward hillis has no effect while h is normalised"):
+        configure("add2", {"forward": "hillis"}, {"forward"})
+    assert configure("add2", {"forward": "hillis", "normalize_h": False}, {"forward", "normalize_h"})[0]
+
+
+def test_cli_conflicts_are_one_line_errors_and_settings_are_printed(capsys, tmp_path):
+    for args, fragment in [(("--published", "--noise", "0.1"), "--noise conflicts with --published"),
+                           (("--published", "--extract"), "--extract conflicts with --published"),
+                           (("--forward", "scan"), "--forward scan has no effect")]:
+        code, _, err = run(capsys, "train", "add2", *args, "--out", tmp_path / "run")
+        assert_one_line_error(code, err, fragment)
+        assert not (tmp_path / "run").exists()
+    code, _, err = run(capsys, "train", "add2", "--published", "--iters", "1", "--eval-digits", "2",
+                       "--eval-random", "0", "--samples", "2", "--max-digits", "1", "--out", tmp_path / "p")
+    assert code == 0 and "--published sets init=identity, normalize_h=False" in err
+    summary = run_json(capsys, "train", "add2", "--published", "--iters", "1", "--eval-digits", "2",
+                       "--eval-random", "0", "--samples", "2", "--max-digits", "1", "--out", tmp_path / "q")
+    assert summary["set_by"] == {"--published": PUBLISHED}
