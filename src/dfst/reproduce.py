@@ -4,8 +4,8 @@ Per (task, seed): `dfst.train` with `recipes.recipe(task, seed)` into RUNS/<task
 length-generalisation protocol (hard instances + 10 random pairs per length, h rescaled, lengths 10,
 100, 1,000, then ×10 until the first failure or the task's target length) on two models: the trained
 DFST (model/) and the automaton read off it (extracted/, an exact DFST of the same k and d at
-most). Each becomes a result JSON in the schema of `dfst table` (systems "DFST" and
-"DFST (extracted)"). A seed whose results exist is not trained again.
+most). Each becomes a `dfst.results.Result` stored as JSON, which `dfst table` reads too (systems
+"DFST" and "DFST (extracted)"). A seed whose results exist is not trained again.
 
 A stored result carries its key: the sha256 of everything that determines it (the full TrainConfig,
 the evaluation protocol, RESULT_SCHEMA) and those inputs themselves. A result stored under another
@@ -20,18 +20,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from dfst.baselines.common import BaselineResult, hardware
+from dfst.baselines.common import hardware
 from dfst.checkpoint import load_checkpoint
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
 from dfst.inputs import read_json_file
-from dfst.outputs import file_kind, remove_stale_temporaries, write_atomic
-from dfst.recipes import TARGET_DIGITS, recipe
+from dfst.outputs import file_kind, remove_stale_temporaries, rewrite_between, write_atomic
+from dfst.recipes import RECIPES, TARGET_DIGITS, recipe
+from dfst.results import Result, result_bytes
 from dfst.rollout import DfstWeights
 from dfst.run_guard import FORCE_HINT, run_lock
 from dfst.tasks import get_task
@@ -41,6 +43,10 @@ from dfst.train_state import check_run_dir, check_run_files, run_differences
 SYSTEMS = {"DFST": "model", "DFST (extracted)": "extracted"}
 RESULT_SCHEMA = 1  # bump when what a stored result holds, or how it is computed, changes
 DEFAULT_TIME_BUDGET = 300.0
+MARK_START, MARK_END = "<!-- reproduce:start -->", "<!-- reproduce:end -->"
+COLUMNS = ("task", "system", "seeds", "samples", "max train digits", "d", "params", "robust at target",
+           "robust LG (median, min)", "probabilistic LG (median)", "first failing length",
+           "CPU s/seed (median, max)")
 
 
 def eval_protocol(task: str, time_budget: float = DEFAULT_TIME_BUDGET) -> dict:
@@ -56,12 +62,11 @@ def result_key(cfg: TrainConfig, protocol: dict) -> dict:
     return {"sha256": digest, **body}
 
 
-def stored_key(record: dict, task: str) -> dict:
+def stored_key(result: Result, task: str) -> dict:
     """The key a stored result carries; one from before keys: its config, the default protocol."""
-    key = record.get("key")
-    if isinstance(key, dict):
-        return key
-    return {"schema": RESULT_SCHEMA, "train": record.get("config"), "eval": eval_protocol(task)}
+    if result.key is not None:
+        return result.key
+    return {"schema": RESULT_SCHEMA, "train": result.config, "eval": eval_protocol(task)}
 
 
 def key_differences(old: dict, new: dict) -> list[str]:
@@ -97,7 +102,7 @@ def evaluate_checkpoint(directory: Path, task: str, protocol: dict) -> tuple[dic
 def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
                    time_budget: float = DEFAULT_TIME_BUDGET, overrides: dict | None = None,
                    rerun: bool = False, accept_stored: bool = False,
-                   warn: Callable[[str], None] | None = None) -> list[dict]:
+                   warn: Callable[[str], None] | None = None) -> list[Result]:
     """Train and evaluate one seed, or read its stored results when their key is this one's."""
     cfg = recipe(task, seed, **(overrides or {}))
     key = result_key(cfg, eval_protocol(task, time_budget))
@@ -122,20 +127,20 @@ def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
     summary = train(cfg, run, resume=resume, command=f"dfst reproduce --tasks {task}")
     # the run's own count covers its resumed segments too; a run from before it existed: measure here
     cpu = summary.get("cpu_seconds", time.process_time() - start)
-    records = [_result(system, sub, run, cfg, key, summary, cpu) for system, sub in SYSTEMS.items()]
-    for record in records:
-        write_atomic(paths[record["system"]], (json.dumps(record, indent=1) + "\n").encode())
-    return records
+    results = [_result(system, sub, run, cfg, key, summary, cpu) for system, sub in SYSTEMS.items()]
+    for result in results:
+        write_atomic(paths[result.system], result_bytes(result))
+    return results
 
 
-def read_result(path: Path, task: str, seed: int, system: str) -> dict:
+def read_result(path: Path, task: str, seed: int, system: str) -> Result:
     """A stored result of dfst's for (task, seed, system); anything else there is a DfstError."""
     record = read_json_file(path, f"cannot read {path}")
     if not (isinstance(record, dict) and (record.get("system"), record.get("task"), record.get("seed"))
             == (system, task, seed)):
         raise DfstError(f"{path} is not dfst's {system} result of {task} seed {seed}; dfst leaves it alone "
                         "(move it away or use another --results)")
-    return record
+    return Result.from_dict(record, str(path))
 
 
 def _resumable(run: Path, cfg: TrainConfig, rerun: bool) -> bool:
@@ -155,7 +160,7 @@ def _resumable(run: Path, cfg: TrainConfig, rerun: bool) -> bool:
     return not problems
 
 
-def _result(system: str, sub: str, run: Path, cfg: TrainConfig, key: dict, summary: dict, cpu: float) -> dict:
+def _result(system: str, sub: str, run: Path, cfg: TrainConfig, key: dict, summary: dict, cpu: float) -> Result:
     """The stored result of one system of a trained seed: evaluated with `key`'s protocol."""
     protocol = key["eval"]
     directory = run / sub
@@ -164,52 +169,113 @@ def _result(system: str, sub: str, run: Path, cfg: TrainConfig, key: dict, summa
                "target_digits": protocol["target_digits"], "train_cpu_seconds": round(cpu, 1),
                "iterations": summary["iterations"], "restart": summary["restarts"]["chosen"],
                "d": summary["d"], "extracted": summary.get("extracted")}
-    return BaselineResult(
+    return Result(
         system=system, task=cfg.task, seed=cfg.seed, samples=summary["samples"], params=summary["params"],
         max_train_digits=cfg.max_digits, robust_lg=report.get("robust_max_digits", 0),
         probabilistic_lg=report.get("probabilistic_max_digits", 0), train_seconds=round(cpu, 1),
         hardware=hardware(), levels=report.get("levels", []), config=cfg.to_dict(), details=details,
-        notes="exact automaton read off the trained DFST" if sub == "extracted" else "",
-    ).to_json() | {"key": key}
+        notes="exact automaton read off the trained DFST" if sub == "extracted" else "", key=key)
 
 
 def reproduce(plan: dict[str, list[int]], runs: Path, results: Path, *,
               time_budget: float = DEFAULT_TIME_BUDGET, overrides: dict | None = None,
-              on_seed: Callable[[str, int, list[dict]], None] | None = None,
+              on_seed: Callable[[str, int, list[Result]], None] | None = None,
               rerun: bool = False, accept_stored: bool = False, warn: Callable[[str], None] | None = None,
               command: str = "dfst reproduce") -> list[dict]:
     """Every task of `plan` over its seeds; returns the summary rows of `summary_rows`."""
-    records = []
+    found = []
     with run_lock(results, command):  # one writer of these result files at a time
         for task, seeds in plan.items():
             for seed in seeds:
                 got = reproduce_seed(task, seed, runs, results, time_budget=time_budget, overrides=overrides,
                                      rerun=rerun, accept_stored=accept_stored, warn=warn)
-                records += got
+                found += got
                 if on_seed is not None:
                     on_seed(task, seed, got)
-    return summary_rows(records)
+    return summary_rows(found)
 
 
-def summary_rows(records: list[dict]) -> list[dict]:
+def summary_rows(results: list[Result]) -> list[dict]:
     """One row per (task, system): successes over seeds, robust / probabilistic LG, CPU per seed."""
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for r in records:
-        groups.setdefault((r["task"], r["system"]), []).append(r)
+    groups: dict[tuple[str, str], list[Result]] = {}
+    for r in results:
+        groups.setdefault((r.task, r.system), []).append(r)
     rows = []
     for (task, system), runs in groups.items():
         target = TARGET_DIGITS[task]
-        failing = [r["details"]["first_failing_digits"] for r in runs if r["details"]["first_failing_digits"]]
+        failing = [r.details["first_failing_digits"] for r in runs if r.details["first_failing_digits"]]
         rows.append({
-            "task": task, "system": system, "seeds": len(runs), "samples": runs[0]["samples"],
-            "max_train_digits": runs[0]["max_train_digits"], "d": runs[0]["details"]["d"],
-            "params": runs[0]["params"], "target_digits": target,
-            "successes": sum(r["robust_lg"] >= target for r in runs),
-            "robust_lg_median": statistics.median(r["robust_lg"] for r in runs),
-            "robust_lg_min": min(r["robust_lg"] for r in runs),
-            "probabilistic_lg_median": statistics.median(r["probabilistic_lg"] for r in runs),
+            "task": task, "system": system, "seeds": len(runs), "samples": runs[0].samples,
+            "max_train_digits": runs[0].max_train_digits, "d": runs[0].details["d"],
+            "params": runs[0].params, "target_digits": target,
+            "successes": sum(r.robust_lg >= target for r in runs),
+            "robust_lg_median": statistics.median(r.robust_lg for r in runs),
+            "robust_lg_min": min(r.robust_lg for r in runs),
+            "probabilistic_lg_median": statistics.median(r.probabilistic_lg for r in runs),
             "first_failing_min": min(failing) if failing else None,
-            "cpu_seconds_median": round(statistics.median(r["train_seconds"] for r in runs), 1),
-            "cpu_seconds_max": round(max(r["train_seconds"] for r in runs), 1),
+            "cpu_seconds_median": round(statistics.median(r.train_seconds for r in runs), 1),
+            "cpu_seconds_max": round(max(r.train_seconds for r in runs), 1),
         })
     return rows
+
+
+# ----------------------------------------------------------------------------- the command's pieces
+
+
+def seed_plan(tasks: str, seeds: int, first_seed: int) -> dict[str, list[int]]:
+    """`--tasks add2,mult10:1` with --seeds 10 -> {"add2": seeds 0-9, "mult10": seed 0} (from first_seed)."""
+    if seeds < 1 or first_seed < 0:
+        raise DfstError(f"need --seeds >= 1 and --first-seed >= 0, got {seeds} and {first_seed}")
+    plan, unknown = {}, []
+    for item in filter(None, (t.strip() for t in tasks.split(","))):
+        name, _, count = item.partition(":")
+        if name not in RECIPES:
+            unknown.append(name)
+        elif count and (not count.isdigit() or int(count) < 1):
+            raise DfstError(f"bad seed count in --tasks {item!r}: want TASK:N with N >= 1")
+        else:
+            plan[name] = list(range(first_seed, first_seed + (int(count) if count else seeds)))
+    if not plan or unknown:
+        given = ", ".join(unknown) or "(none given)"
+        raise DfstError(f"unknown task(s) {given} (known: {', '.join(RECIPES)})")
+    return plan
+
+
+def check_overrides(iters: int | None, restarts: int | None, time_budget: float) -> dict:
+    """The recipe overrides given, checked before any work: counts >= 1, a finite positive budget."""
+    for option, value in (("--iters", iters), ("--restarts", restarts)):
+        if value is not None and value < 1:
+            raise DfstError(f"{option} must be >= 1, got {value}")
+    if not (math.isfinite(time_budget) and time_budget > 0):
+        raise DfstError(f"--time-budget must be a positive number of seconds, got {time_budget}")
+    return {k: v for k, v in (("iters", iters), ("restarts", restarts)) if v is not None}
+
+
+def seed_line(task: str, seed: int, results: list[Result]) -> str:
+    """What `dfst reproduce` prints after each seed."""
+    return (f"{task} seed {seed}: " + ", ".join(f"{r.system} robust to {r.robust_lg:,}" for r in results)
+            + f" ({results[0].train_seconds} CPU s)")
+
+
+def display(row: dict) -> dict:
+    """A summary row for people (COLUMNS)."""
+    failing = row["first_failing_min"]
+    return {"task": row["task"], "system": row["system"], "seeds": row["seeds"], "samples": row["samples"],
+            "max train digits": row["max_train_digits"], "d": row["d"], "params": f"{row['params']:,}",
+            "robust at target": f"{row['successes']}/{row['seeds']} at {row['target_digits']:,}",
+            "robust LG (median, min)": f"{row['robust_lg_median']:,.0f}, {row['robust_lg_min']:,}",
+            "probabilistic LG (median)": f"{row['probabilistic_lg_median']:,.0f}",
+            "first failing length": "none" if failing is None else f"{failing:,}",
+            "CPU s/seed (median, max)": f"{row['cpu_seconds_median']}, {row['cpu_seconds_max']}"}
+
+
+def markdown(rows: list[dict]) -> str:
+    """The summary rows as the Markdown table of README's reproduce block."""
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(str(display(r)[c]) for c in COLUMNS) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def write_readme(path: Path, rows: list[dict]) -> None:
+    """Rewrite the reproduce block of the README at `path` with the summary rows."""
+    rewrite_between(path, MARK_START, MARK_END, markdown(rows))

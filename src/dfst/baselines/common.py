@@ -1,4 +1,5 @@
-"""What every baseline shares: its result record and the evaluation on the DFST's own protocol.
+"""What every baseline shares: its result (`dfst.results.Result`, here also under its old name
+BaselineResult) and the evaluation on the DFST's own protocol.
 
 A baseline maps operand pairs to answers (input/output systems) or runs on the grid (automaton
 learners). Either way it is scored like the DFST: at each length N the task's hard instances plus
@@ -10,12 +11,12 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
 
 from dfst.evaluate import EvalConfig, level_instances, wilson_interval
+from dfst.results import Result
 from dfst.tasks.base import Instance, Task
 
 # Predicts answers (digit strings, most significant first, no leading zeros except "0") for a batch of
@@ -23,27 +24,8 @@ from dfst.tasks.base import Instance, Task
 Predictor = Callable[[list[Instance]], list[str | None]]
 
 
-@dataclass
-class BaselineResult:
-    """One trained baseline on one task and seed; `dfst table` reads these from JSON."""
-
-    system: str
-    task: str
-    seed: int
-    samples: int             # training examples (I/O pairs, scratchpads or PTOs) the system saw
-    params: int              # trainable parameters (0 for an automaton learner: report its states)
-    max_train_digits: int
-    robust_lg: int           # largest N with every tested length <= N robust (0 if none)
-    probabilistic_lg: int
-    train_seconds: float
-    hardware: str
-    levels: list[dict] = field(default_factory=list)
-    config: dict = field(default_factory=dict)
-    notes: str = ""
-    details: dict = field(default_factory=dict)  # system-specific figures (states, loss, a search...)
-
-    def to_json(self) -> dict:
-        return asdict(self)
+# The old name of the one result type (dfst.results.Result), kept: every baseline builds one.
+BaselineResult = Result
 
 
 def hardware() -> str:

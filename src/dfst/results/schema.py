@@ -1,0 +1,150 @@
+"""The result type: one scored system (a trained DFST, an extracted automaton, a baseline) on one task
+and seed, and its JSON form (docs/results.md).
+
+A result file is a JSON object `{"format": "dfst-result", "version": 1, <the fields of Result>}`.
+Files written before the marker (today's results/dfst/*.json and results/baselines/*.json) have no
+`format` and no `version`; they are read as version 0 and give the same Result. `from_dict` checks
+every field and names the file and the field in a one-line DfstError; nothing here imports torch.
+
+A Result built from a checkpoint's eval.json or a run's summary.json holds null where its source
+records nothing (a compiled expert has no seed, an unevaluated run no LG); a stored result that a
+table reads has every figure (`dfst.results.store.load_results` checks it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+from dfst import records
+from dfst.errors import DfstError
+
+FORMAT = "dfst-result"
+VERSION = 1  # bump on any change to the fields (docs/results.md, "Versions")
+
+_INT = (int, type(None))
+_NUMBER = (int, float, type(None))
+_STR = (str, type(None))
+# The fields every result file has, and their JSON types (null: the source does not record it).
+REQUIRED: dict[str, type | tuple[type, ...]] = {
+    "system": str, "task": str, "seed": _INT, "samples": _INT, "params": _INT, "max_train_digits": _INT,
+    "robust_lg": _INT, "probabilistic_lg": _INT, "train_seconds": _NUMBER, "hardware": _STR}
+# Fields a file may leave out (files from before them); their defaults are Result's.
+OPTIONAL: dict[str, type | tuple[type, ...]] = {
+    "levels": list, "config": dict, "notes": str, "details": dict, "key": (dict, type(None)), "dfst_version": _STR}
+# The figures a comparison table aggregates: never null in a stored result.
+FIGURES = ("seed", "samples", "params", "max_train_digits", "robust_lg", "probabilistic_lg", "train_seconds",
+           "hardware")
+
+
+@dataclass
+class Result:
+    """One scored system on one task and seed; `dfst table`, `report`, `report-runs` and `reproduce`
+    read it. Construct it with keywords; `to_dict` / `from_dict` are its JSON form."""
+
+    system: str                     # "DFST", "DFST (extracted)", "RPNI", "neural-gpu", "compile", ...
+    task: str
+    seed: int | None
+    samples: int | None             # training examples (PTOs, I/O pairs, scratchpads) the system saw
+    params: int | None              # trainable parameters (0 for an automaton learner: details has its states)
+    max_train_digits: int | None
+    robust_lg: int | None           # largest N with every tested length <= N robust (0 if none)
+    probabilistic_lg: int | None    # the same for the random pairs alone
+    train_seconds: float | None     # CPU seconds of training
+    hardware: str | None
+    levels: list[dict] = field(default_factory=list)  # one per tested length (dfst.evaluate's levels)
+    config: dict = field(default_factory=dict)          # the system's configuration, as it ran
+    notes: str = ""
+    details: dict = field(default_factory=dict)         # system-specific figures (states, loss, a search...)
+    key: dict | None = None         # what determined a reproduced result (dfst.reproduce.result_key)
+    dfst_version: str | None = None  # the dfst that wrote the file
+
+    def to_dict(self) -> dict:
+        """The JSON form: the format marker and version first, then every field."""
+        return {"format": FORMAT, "version": VERSION, **asdict(self)}
+
+    def to_json(self) -> dict:
+        """The old name of `to_dict` (BaselineResult.to_json)."""
+        return self.to_dict()
+
+    @classmethod
+    def from_dict(cls, data: object, where: str) -> Result:
+        """The Result of a result file's JSON (any version up to VERSION), every field checked;
+        otherwise a one-line DfstError naming `where` (the file) and the field."""
+        if not isinstance(data, dict):
+            raise DfstError(f"{where} does not hold a JSON object")
+        version = result_version(data, where)
+        known = {f.name for f in fields(cls)}
+        if version > 0:
+            unknown = sorted(set(data) - known - {"format", "version"})
+            if unknown:
+                raise DfstError(f"{where}: unknown field {unknown[0]!r} in a version {version} result")
+        found = {k: v for k, v in data.items() if k in known}  # legacy files: anything else is dropped
+        records.require(found, REQUIRED, where)
+        records.require(found, {k: v for k, v in OPTIONAL.items() if k in found}, where)
+        records.require_list(found.get("levels", []), records.LEVEL, f"{where} levels")
+        return cls(**found)
+
+    def checked(self, where: str) -> Result:
+        """This result if its JSON form is valid (as `from_dict` checks it), else a DfstError."""
+        return Result.from_dict(self.to_dict(), where)
+
+    def missing_figures(self) -> list[str]:
+        """The FIGURES this result holds as null (a table needs none)."""
+        return [name for name in FIGURES if getattr(self, name) is None]
+
+    @classmethod
+    def from_eval_report(cls, report: dict, checkpoint_config: dict, *, name: str) -> Result:
+        """A checkpoint's result: `dfst eval`'s report (eval.json, checked with `records.eval_report`)
+        and the checkpoint's config.json. The system is the checkpoint's provenance (compile, train,
+        ...); a trained checkpoint's provenance gives its seed, samples and training length. `name`
+        says which checkpoint it is (details["checkpoint"])."""
+        provenance = _object(checkpoint_config.get("provenance"))
+        trained = _object(provenance.get("train_config"))
+        return cls(
+            system=str(provenance.get("source", "?")), task=report["task"], seed=trained.get("seed"),
+            samples=trained.get("samples"), params=checkpoint_config.get("params"),
+            max_train_digits=trained.get("max_digits"), robust_lg=report["robust_max_digits"],
+            probabilistic_lg=report["probabilistic_max_digits"], train_seconds=None, hardware=None,
+            levels=report["levels"], config=checkpoint_config,
+            details={"checkpoint": name, "mode": report["mode"], "eval_seconds": report.get("seconds")})
+
+    @classmethod
+    def from_run_summary(cls, summary: dict, *, name: str) -> Result:
+        """A training run's result: its summary.json (checked with `records.summary`); the LG of the
+        run's last evaluation, null if it never evaluated. `name` says which run it is."""
+        evaluation = summary["eval"] or {}
+        return cls(
+            system="DFST", task=summary["task"], seed=None, samples=summary["samples"],
+            params=summary.get("params"), max_train_digits=None,
+            robust_lg=evaluation.get("robust_max_digits"),
+            probabilistic_lg=evaluation.get("probabilistic_max_digits"),
+            train_seconds=summary.get("cpu_seconds"), hardware=None, levels=evaluation.get("levels", []),
+            details={"run": name, "d": summary["d"], "iterations": summary["iterations"],
+                     "final_loss": summary["final_loss"], "wall_seconds": summary["seconds"]})
+
+
+def is_result(data: object) -> bool:
+    """Is this JSON a result: marked as one, or an unmarked object with a "system" (files from before
+    the marker)? Other JSON (a baseline's side-task record, a checkpoint's config) is not."""
+    if not isinstance(data, dict):
+        return False
+    return data.get("format") == FORMAT if "format" in data else "system" in data
+
+
+def result_version(data: dict, where: str) -> int:
+    """The version of a result file's JSON: 0 for a file from before the marker."""
+    if "format" not in data and "version" not in data:
+        return 0
+    if data.get("format") != FORMAT:
+        raise DfstError(f"{where}: field 'format' is {data.get('format')!r}, not {FORMAT!r}")
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise DfstError(f"{where}: field 'version' is {version!r}, not a version number")
+    if version > VERSION:
+        raise DfstError(f"{where} is a version {version} result; this dfst reads versions up to {VERSION} "
+                        "(a newer dfst wrote it)")
+    return version
+
+
+def _object(value: object) -> dict:
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,88 @@
+"""Result files: where they go, writing them, and reading results back from result files, checkpoints
+(eval.json) and training runs (summary.json).
+
+`dfst baseline` writes `results/baselines/<name>-<task>-s<seed>.json`, `dfst reproduce` writes
+`results/dfst/<task>[-extracted]-s<seed>.json`; `load_results` reads every result under a directory.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from dfst import __version__, records
+from dfst.errors import DfstError
+from dfst.inputs import read_json, read_json_file
+from dfst.outputs import check_output_file, make_directory, write_atomic
+from dfst.results.schema import Result, is_result
+
+RESULTS_DIR = Path("results")
+
+
+def default_path(name: str, task: str, seed: int, root: Path = RESULTS_DIR) -> Path:
+    """Where `dfst baseline NAME TASK --seed SEED` stores its result."""
+    return root / "baselines" / f"{name}-{task}-s{seed}.json"
+
+
+def result_bytes(result: Result) -> bytes:
+    """The file content of a result: its JSON, stamped with this dfst's version."""
+    return (json.dumps(replace(result, dfst_version=__version__).to_dict(), indent=1) + "\n").encode()
+
+
+def save_result(result: Result, path: Path, *, overwrite: bool = False) -> None:
+    """Write the result JSON atomically; refuses to replace a file unless told to (and then only
+    dfst's own)."""
+    _prepare(path, overwrite)
+    write_atomic(path, result_bytes(result))
+
+
+def save_record(record: dict, path: Path, *, overwrite: bool = False) -> None:
+    """Write a record that is no Result (a baseline's own task, such as the NTM's copy) as JSON,
+    atomically, never over a file unless told to."""
+    _prepare(path, overwrite)
+    write_atomic(path, (json.dumps({"dfst_version": __version__} | record, indent=1) + "\n").encode())
+
+
+def _prepare(path: Path, overwrite: bool) -> None:
+    make_directory(path.parent, "results directory")
+    check_output_file(path, force=overwrite)
+
+
+def load_result(path: Path) -> Result:
+    """The result stored in the file at `path`, checked."""
+    return Result.from_dict(read_json_file(path, f"cannot read {path}"), str(path))
+
+
+def load_results(root: Path) -> list[Result]:
+    """Every result under `root` (recursively), in path order, each with every figure a table
+    needs. JSON that is no result (`schema.is_result`) is skipped."""
+    if not root.is_dir():
+        raise DfstError(f"results directory {root} does not exist")
+    found = []
+    for path in sorted(root.rglob("*.json")):
+        data = read_json(path, "result file")  # a regular file, size and depth caps, no NaN
+        if is_result(data):
+            result = Result.from_dict(data, str(path))
+            if missing := result.missing_figures():
+                raise DfstError(f"{path}: field {missing[0]!r} is null; a stored result needs every figure")
+            found.append(result)
+    return found
+
+
+def read_checkpoint_result(path: Path) -> Result:
+    """The result of an evaluated checkpoint directory: its eval.json and config.json."""
+    report = records.eval_report(read_json_file(
+        path / "eval.json", f"{path}/eval.json is missing (run dfst eval {path} first)"), f"{path}/eval.json")
+    config = records.require(read_json_file(
+        path / "config.json", f"{path}/config.json is missing (not a checkpoint)"), {}, f"{path}/config.json")
+    return Result.from_eval_report(report, config, name=f"{path.parent.name}/{path.name}").checked(
+        f"{path}/config.json")
+
+
+def read_run_result(run: Path) -> Result:
+    """The result of a training run directory: its summary.json."""
+    path = run / "summary.json"
+    summary = records.summary(read_json_file(
+        path, f"{run} has no summary.json (not a finished dfst train run)"), str(path))
+    return Result.from_run_summary(summary, name=run.name).checked(str(path))

@@ -1,0 +1,127 @@
+"""Tables of results: the comparison over systems (`dfst table`, README's comparison block), and the
+rows of `dfst report` (evaluated checkpoints) and `dfst report-runs` (training runs).
+
+`table_rows` groups results by (system, task) and aggregates over seeds: the robust and
+probabilistic LG as the best and the median seed, the rest as medians.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+
+from dfst.outputs import replace_between, rewrite_between
+from dfst.results.schema import Result
+from dfst.results.store import load_results, read_checkpoint_result, read_run_result
+from dfst.tasks import TASKS
+
+MARK_START, MARK_END = "<!-- comparison:start -->", "<!-- comparison:end -->"
+DISPLAY_COLUMNS = ("system", "task", "seeds", "samples", "params", "max train digits", "robust LG",
+                   "probabilistic LG", "train s", "hardware")
+REPORT_COLUMNS = ("task", "model", "params", "robust LG", "probabilistic LG", "largest N tested", "h mode",
+                  "eval seconds")
+RUN_COLUMNS = ("run", "samples", "d", "iterations", "final loss", "robust LG", "probabilistic LG",
+               "CPU seconds")
+
+
+# ----------------------------------------------------------------------------- the comparison
+
+
+def comparison(results: Path, readme: Path | None = None) -> list[dict]:
+    """`dfst table`: the rows of every result under `results`; rewrites `readme`'s comparison block
+    when given."""
+    rows = table_rows(load_results(results))
+    if readme is not None:
+        write_readme(readme, rows, f"Regenerate: `dfst table --readme {readme.name}` (rows from "
+                     f"`{results}/`). LG: best (median) over seeds; other numbers are medians.")
+    return rows
+
+
+def table_rows(results: Sequence[Result]) -> list[dict]:
+    """One row per (system, task), seeds aggregated: DFST rows first, then by system and task."""
+    groups: dict[tuple[str, str], list[Result]] = {}
+    for r in results:
+        groups.setdefault((r.system, r.task), []).append(r)
+    tasks = list(TASKS)
+    order = sorted(groups, key=lambda key: (not key[0].startswith("DFST"), key[0].lower(),
+                                            tasks.index(key[1]) if key[1] in tasks else len(tasks), key[1]))
+    return [_aggregate(groups[key]) for key in order]
+
+
+def _aggregate(runs: list[Result]) -> dict:
+    def median(name: str):
+        value = statistics.median(getattr(r, name) for r in runs)
+        return int(value) if float(value).is_integer() else value
+
+    return {
+        "system": runs[0].system, "task": runs[0].task, "seeds": len(runs),
+        "samples": median("samples"), "params": median("params"),
+        "max_train_digits": median("max_train_digits"),
+        "robust_lg": max(r.robust_lg for r in runs), "robust_lg_median": median("robust_lg"),
+        "probabilistic_lg": max(r.probabilistic_lg for r in runs),
+        "probabilistic_lg_median": median("probabilistic_lg"),
+        "train_seconds": round(float(statistics.median(r.train_seconds for r in runs)), 1),
+        "hardware": ", ".join(sorted({r.hardware for r in runs})),
+    }
+
+
+def display_rows(rows: list[dict]) -> list[dict]:
+    """Rows for people: LG as "best (median)" over seeds, medians elsewhere."""
+    return [{"system": r["system"], "task": r["task"], "seeds": r["seeds"], "samples": _num(r["samples"]),
+             "params": _num(r["params"]), "max train digits": _num(r["max_train_digits"]),
+             "robust LG": f"{r['robust_lg']:,} ({_num(r['robust_lg_median'])})",
+             "probabilistic LG": f"{r['probabilistic_lg']:,} ({_num(r['probabilistic_lg_median'])})",
+             "train s": r["train_seconds"], "hardware": r["hardware"]} for r in rows]
+
+
+def _num(value: int | float) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.1f}"
+
+
+def markdown_table(rows: list[dict]) -> str:
+    lines = ["| " + " | ".join(DISPLAY_COLUMNS) + " |", "|" + "---|" * len(DISPLAY_COLUMNS)]
+    lines += ["| " + " | ".join(str(r[c]) for c in DISPLAY_COLUMNS) + " |" for r in display_rows(rows)]
+    return "\n".join(lines) + "\n"
+
+
+def replace_block(text: str, block: str) -> str:
+    """`text` with everything strictly between the comparison markers replaced by `block`."""
+    return replace_between(text, MARK_START, MARK_END, block, "the README")
+
+
+def write_readme(path: Path, rows: list[dict], note: str) -> None:
+    rewrite_between(path, MARK_START, MARK_END, note + "\n\n" + markdown_table(rows))
+
+
+# ----------------------------------------------------------------------------- checkpoints and runs
+
+
+def report_rows(checkpoints: Sequence[Path]) -> list[dict]:
+    """`dfst report`: one row per evaluated checkpoint directory (REPORT_COLUMNS)."""
+    return [checkpoint_row(read_checkpoint_result(path)) for path in checkpoints]
+
+
+def checkpoint_row(result: Result) -> dict:
+    """A checkpoint's result (`Result.from_eval_report`) as a row of `dfst report`."""
+    return {"task": result.task, "model": f"{result.system} ({result.details['checkpoint']})",
+            "params": result.params, "robust LG": result.robust_lg,
+            "probabilistic LG": result.probabilistic_lg,
+            "largest N tested": max(lv["digits"] for lv in result.levels),
+            "h mode": result.details["mode"], "eval seconds": result.details["eval_seconds"]}
+
+
+def run_rows(runs: Sequence[Path]) -> list[dict]:
+    """`dfst report-runs`: one row per training run directory (RUN_COLUMNS)."""
+    return [run_row(read_run_result(run)) for run in runs]
+
+
+def run_row(result: Result) -> dict:
+    """A run's result (`Result.from_run_summary`) as a row of `dfst report-runs`. "CPU seconds" shows
+    the run's summary "seconds", as report-runs always has (docs/training.md's tables)."""
+    details = result.details
+    loss = details["final_loss"]
+    return {"run": details["run"], "samples": result.samples, "d": details["d"],
+            "iterations": details["iterations"], "final loss": f"{loss:.2e}" if loss is not None else "nan",
+            "robust LG": result.robust_lg, "probabilistic LG": result.probabilistic_lg,
+            "CPU seconds": round(details["wall_seconds"], 1)}
