@@ -14,6 +14,7 @@ from dfst.baselines import lstm, rpni
 from dfst.baselines.common import evaluate_predictor, length_ladder
 from dfst.baselines.results import MARK_END, MARK_START, replace_block
 from dfst.data import record_dataset
+from dfst.extract import extract
 from dfst.rollout import rollout
 from dfst.tasks import get_task
 
@@ -31,7 +32,7 @@ def one_thread():
 
 def learned_from(samples: int):
     ds = record_dataset(ADD2, samples, 3, seed=0)
-    return rpni.mealy_to_transducer(rpni.learn_mealy([ds.trace(i) for i in range(ds.samples)]), ADD2)
+    return extract(None, ds, "rpni", agent=ADD2.agent).agent
 
 
 def test_rpni_with_enough_ptos_learns_an_automaton_robust_at_200_digits():

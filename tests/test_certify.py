@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dfst.automata import make_transducer
-from dfst.certify import certify, check_certificate, extract_from_weights
+from dfst.certify import certify, check_certificate
+from dfst.extract import extract
 from dfst.certify.engine import engine_step
 from dfst.certify.search import confirm
 from dfst.compile import compile_agent
@@ -138,7 +139,7 @@ def test_perturbed_compiled_model_extracts_to_an_equivalent_automaton(seed, name
     task, rng = TASKS[name], np.random.default_rng(seed)
     A, B, C, h0 = compile_agent(task.agent).numpy_weights()
     A = A + rng.uniform(-1e-4, 1e-4, A.shape).astype(np.float32)
-    found = extract_from_weights(DfstWeights.of(A, B, C, h0), task.agent)
+    found = extract(DfstWeights.of(A, B, C, h0), method="lockstep", agent=task.agent).agent
     for n in range(1, 5):
         for inst in task.hard_instances(n) + task.random_instances(n, 3, seed=n):
             from dfst.rollout import run_table

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from dfst.automata import Rule, make_transducer
-from dfst.certify import certify, check_certificate, core, extract_from_weights
+from dfst.certify import certify, check_certificate, core
+from dfst.extract import extract
 from dfst.certify.search import confirm
 from dfst.compile import compile_agent
 from dfst.rollout import DfstWeights
@@ -92,7 +93,7 @@ def verdict(weights: DfstWeights, agent, rescale: bool):
 @given(automata(), st.integers(0, 2**32 - 1))
 def test_perturbed_random_automaton_extracts_to_an_equivalent_one(agent, seed):
     weights = weights_of(agent, np.random.default_rng(seed), noise=1e-6)
-    extracted = extract_from_weights(weights, agent)
+    extracted = extract(weights, method="lockstep", agent=agent).agent
     assert equivalent(agent, extracted) and equivalent(extracted, agent)
     assert len(extracted.states) <= agent.d + 1  # minimised: no more states than the original (+ lost)
 

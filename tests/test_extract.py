@@ -10,24 +10,79 @@ import pytest
 from cli_helpers import assert_one_line_error, run, run_json
 from dfst.compile import compile_agent
 from dfst.errors import DfstError
-from dfst.extract import extract_automaton, teacher_forced_points
-from dfst.rollout import run_table
+from dfst.extract import METHODS, Extraction, extract, register_method
+from dfst.extract.points import teacher_forced_points
+from dfst.rollout import DfstWeights, run_table
 from dfst.tasks import TASKS
-from dfst.tasks.base import BLANK
 from dfst.train_data import cover_dataset
 
+SAMPLES = {"add2": 20, "add10": 225, "mult2": 40, "mult10": 150}
 
-@pytest.mark.parametrize("name,samples", [("add2", 20), ("add10", 225), ("mult2", 40), ("mult10", 150)])
-def test_round_trip_agent_compile_extract(name, samples):
-    """Covering PTOs (every expert rule shown) give back the expert, state for state."""
+
+@pytest.mark.parametrize("method", ["merge", "cluster", "lockstep"])
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_round_trip_agent_compile_extract(name, method):
+    """Covering PTOs (every expert rule shown) give back the expert, state for state, by every method
+    that reads the model."""
     task = TASKS[name]
-    data = cover_dataset(task, samples, 3, 0)
-    found = extract_automaton(compile_agent(task.agent).numpy_weights(), data, task.alphabet, BLANK)
+    data = cover_dataset(task, SAMPLES[name], 3, 0)
+    found = extract(compile_agent(task.agent, task=name), data, method)
+    assert found.method == method
     assert (found.agent.d, found.pairs) == (task.agent.d, len(task.agent.rules))
+    _assert_behaves_like(task, found.agent)
+
+
+def test_rpni_learns_from_the_ptos_alone():
+    task = TASKS["add2"]
+    found = extract(None, cover_dataset(task, 40, 3, 0), "rpni", task="add2")
+    assert found.method == "rpni" and found.radius is None
+    _assert_behaves_like(task, found.agent)
+
+
+def test_every_form_of_a_model_gives_the_same_automaton():
+    task = TASKS["add2"]
+    model, data = compile_agent(task.agent, task="add2"), cover_dataset(task, 20, 3, 0)
+    traces = [data.trace(i) for i in range(data.samples)]
+    forms = [model, model.numpy_weights(), DfstWeights.of(*model.numpy_weights())]
+    agents = [extract(form, traces, task="add2").agent.to_dict() for form in forms]
+    assert agents[0] == agents[1] == agents[2]
+
+
+def test_bad_requests_are_one_line_errors():
+    task = TASKS["add2"]
+    model, data = compile_agent(task.agent, task="add2"), cover_dataset(task, 5, 2, 0)
+    with pytest.raises(DfstError, match="unknown extraction method 'nope'"):
+        extract(model, data, "nope")
+    with pytest.raises(DfstError, match="reads PTOs"):
+        extract(model, None, "merge")
+    with pytest.raises(DfstError, match="reads a model"):
+        extract(None, data, "lockstep", task="add2")
+    with pytest.raises(DfstError, match="k=3 symbols, the agent 11"):
+        extract(model, data, agent=TASKS["add10"].agent)
+
+
+def test_a_registered_method_is_called_with_the_weights_traces_and_reference(monkeypatch):
+    task = TASKS["add2"]
+    seen = {}
+
+    def first_rules(weights, traces, reference, *, note):
+        seen.update(k=weights[0].shape[0], traces=len(traces), note=note)
+        return Extraction(reference, None, reference.d, len(reference.rules), "expert")
+
+    monkeypatch.setattr("dfst.extract.METHODS", dict(METHODS))
+    register_method("expert", first_rules)
+    found = extract(compile_agent(task.agent), cover_dataset(task, 5, 2, 0), "expert", task="add2", note=1)
+    assert found.agent is task.agent and seen == {"k": 3, "traces": 5, "note": 1}
+    with pytest.raises(DfstError, match="exists already"):
+        register_method("expert", first_rules)
+
+
+def _assert_behaves_like(task, agent) -> None:
+    """The same run as the expert (outcome, steps, final grid) on hard and random instances."""
     for n in range(1, 7):
         for inst in task.hard_instances(n) + task.random_instances(n, 3, seed=n):
             layout = task.layout(inst)
-            got = run_table(found.agent, layout, task.max_steps(inst))
+            got = run_table(agent, layout, task.max_steps(inst))
             want = run_table(task.agent, layout, task.max_steps(inst))
             assert (got.outcome, got.steps) == (want.outcome, want.steps)
             assert np.array_equal(got.cells, want.cells)
@@ -40,8 +95,9 @@ def test_states_of_a_growing_model_stay_finite_on_long_ptos():
     data = cover_dataset(task, 3, 6, 0)
     assert max(len(data.trace(i)) for i in range(data.samples)) > 110
     A, B, C, h0 = compile_agent(task.agent).numpy_weights()
-    plain, steps = teacher_forced_points((A, B, C, h0), data)
-    grown, grown_steps = teacher_forced_points((A * 1024, B, C, h0), data)
+    traces = [data.trace(i) for i in range(data.samples)]
+    plain, steps = teacher_forced_points((A, B, C, h0), traces)
+    grown, grown_steps = teacher_forced_points((A * 1024, B, C, h0), traces)
     assert np.isfinite(grown).all() and np.array_equal(grown, plain) and grown_steps == steps
 
 
@@ -50,8 +106,9 @@ def test_a_model_with_one_state_has_no_conflict_free_automaton():
     k, d = len(task.alphabet), 4
     A = np.broadcast_to(np.eye(d, dtype=np.float32), (k, d, d)).copy()  # h never changes
     weights = (A, np.zeros((k, k, d), np.float32), np.zeros((k, 5, d), np.float32), np.eye(d)[0])
-    with pytest.raises(DfstError, match="conflict-free"):
-        extract_automaton(weights, cover_dataset(task, 10, 2, 0), task.alphabet, BLANK)
+    for method in ("merge", "cluster"):
+        with pytest.raises(DfstError, match="conflict-free"):
+            extract(weights, cover_dataset(task, 10, 2, 0), method, task="add2")
 
 
 def test_extract_command_writes_an_evaluable_checkpoint(capsys, tmp_path):
@@ -67,4 +124,4 @@ def test_extract_command_writes_an_evaluable_checkpoint(capsys, tmp_path):
     else:
         assert_one_line_error(code, err, "conflict-free")
     code, _, err = run(capsys, "extract", tmp_path, "--out", tmp_path / "x")
-    assert_one_line_error(code, err, "not a dfst train run")
+    assert_one_line_error(code, err, "config.json is missing")

@@ -1,4 +1,4 @@
-"""Nearest-first merging of the clusters read off a DFST (dfst.merge)."""
+"""Nearest-first merging of the clusters read off a DFST (dfst.extract.merge, the default method)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,15 @@ import numpy as np
 import pytest
 import torch
 
-import dfst.merge
+import dfst.extract.merge
 from dfst.compile import compile_agent
 from dfst.errors import DfstError
-from dfst.extract import cluster, teacher_forced_points
-from dfst.merge import extract_merged, folded_partition, merge_clusters
+from dfst.extract import extract
+from dfst.extract.cluster import cluster
+from dfst.extract.merge import folded_partition, merge_clusters
+from dfst.extract.points import teacher_forced_points
 from dfst.rollout import rollout
 from dfst.tasks import get_task
-from dfst.tasks.base import BLANK
 from dfst.train_data import cover_dataset
 
 
@@ -44,7 +45,7 @@ def test_a_perturbed_compiled_expert_gives_back_an_automaton_as_exact_as_the_exp
     g = torch.Generator().manual_seed(0)
     weights = tuple((w + 1e-3 * torch.randn(w.shape, generator=g)).numpy() for w in
                     (model.A.detach(), model.B.detach(), model.C.detach(), model.h0.detach()))
-    found = extract_merged(weights, data, task.alphabet, BLANK)
+    found = extract(weights, data, task="add2")
     assert found.agent.d <= task.agent.d
     instances = task.hard_instances(40) + task.random_instances(40, 10, seed=5)
     results = rollout(task, instances, agent=found.agent)
@@ -55,12 +56,12 @@ def test_radii_with_more_clusters_than_the_cap_are_skipped(monkeypatch):
     task = get_task("add2")
     data = cover_dataset(task, 20, 3, seed=0)
     weights = compile_agent(task.agent, task="add2").numpy_weights()
-    points, _ = teacher_forced_points(weights, data)
+    points, _ = teacher_forced_points(weights, [data.trace(i) for i in range(data.samples)])
     assert np.array_equal(cluster(points, 0.3, limit=task.agent.d), cluster(points, 0.3))
     assert cluster(points, 0.3, limit=task.agent.d - 1) is None
-    monkeypatch.setattr(dfst.merge, "MAX_MERGE_CLUSTERS", task.agent.d - 1)
+    monkeypatch.setattr(dfst.extract.merge, "MAX_MERGE_CLUSTERS", task.agent.d - 1)
     with pytest.raises(DfstError, match="no radius"):
-        extract_merged(weights, data, task.alphabet, BLANK)
+        extract(weights, data, task="add2")
 
 
 def _steps(*edges):

@@ -1,11 +1,10 @@
 """RPNI: passive automaton learning (AALpy) on the DFST's own PTOs, scored closed loop like a DFST.
 
 A PTO is what the DFST trains on: per step the symbol read, the symbol written and the move. RPNI
-learns a Mealy machine from it (input: the symbol read; output: (written symbol, move)) by merging
-the states of the prefix-tree acceptor while the data allow it. We turn the machine into the
-project's `Transducer` (every rule whose move is S enters a new final state `halt`, as the automata
-schema requires), compile it to one-hot DFST weights and run the evaluator on the grid, so RPNI is
-measured exactly as `dfst eval` measures a DFST.
+learns a Mealy machine from it by merging the states of the prefix-tree acceptor while the data
+allow it (`dfst.extract`'s `rpni` method, the model unused). The automaton is compiled to one-hot
+DFST weights and run by the evaluator on the grid, so RPNI is measured exactly as `dfst eval`
+measures a DFST.
 
 "How many PTOs does RPNI need": one run climbs a ladder of sample counts (nested datasets: with one
 seed the first n samples of a larger set are the n-sample set) and stops at the first count whose
@@ -21,10 +20,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dfst.automata import HALT_MOVE, MOVES, Rule, Transducer, make_transducer
+from dfst.automata import Transducer
 from dfst.baselines.common import BaselineResult, hardware, max_passing
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
+from dfst.extract import extract
 from dfst.rollout import DfstWeights, run_table
 from dfst.tasks.base import Task
 
@@ -56,45 +56,6 @@ def record_traces(task: Task, samples: int, max_digits: int, seed: int, sampler:
     raise DfstError(f"unknown sampler {sampler!r} (known: {', '.join(SAMPLERS)})")
 
 
-def learn_mealy(traces: list[np.ndarray]):
-    """AALpy's RPNI (GSM variant) on the traces; Mealy data must be prefix-closed, so every prefix
-    of every trace is one example labelled with the output of its last step."""
-    from aalpy.learning_algs import run_RPNI
-
-    data = []
-    for trace in traces:
-        reads = tuple(int(x) for x in trace[:, 0])
-        data += [(reads[: t + 1], (int(w), int(m))) for t, (w, m) in enumerate(trace[:, 1:])]
-    model = run_RPNI(data, automaton_type="mealy", print_info=False)
-    if model is None:  # only if the expert were not deterministic
-        raise DfstError("RPNI found the PTOs non-deterministic")
-    return model
-
-
-def mealy_to_transducer(model, task: Task) -> Transducer:
-    """The learned machine as a grid agent: states reachable from the initial one through non-halting
-    rules, and every S rule into the final state `halt`."""
-    alphabet, moves = task.alphabet, MOVES
-    names = {model.initial_state: "q0"}
-    order, rules = [model.initial_state], []
-    for state in order:  # breadth-first, so names follow discovery order
-        for read, target in sorted(state.transitions.items()):
-            out = state.output_fun.get(read)
-            if out is None:
-                continue
-            write, move = alphabet[out[0]], moves[out[1]]
-            if move == HALT_MOVE:
-                nxt = "halt"
-            else:
-                if target not in names:
-                    names[target] = f"q{len(names)}"
-                    order.append(target)
-                nxt = names[target]
-            rules.append(Rule(names[state], alphabet[read], nxt, write, move))
-    return make_transducer([*names.values(), "halt"], alphabet, rules, initial="q0", final="halt",
-                           blank=task.alphabet[task.blank], name=f"rpni-{task.name}")
-
-
 def evaluate_agent(task: Task, agent: Transducer, digits: tuple[int, ...], random: int) -> dict:
     """Compile the agent and run the DFST protocol on its weights (as `dfst eval`), one length at a
     time from the shortest, stopping after the first length that is not robust."""
@@ -112,9 +73,11 @@ def evaluate_agent(task: Task, agent: Transducer, digits: tuple[int, ...], rando
 
 
 def learn(task: Task, samples: int, config: dict, seed: int) -> tuple[Transducer, int]:
-    """The automaton RPNI learns from `samples` PTOs, and the number of steps they hold."""
+    """The automaton RPNI learns from `samples` PTOs (`dfst.extract`'s rpni method), and the number
+    of steps they hold."""
     traces = record_traces(task, samples, config["max_digits"], seed, config["sampler"])
-    return mealy_to_transducer(learn_mealy(traces), task), sum(len(t) for t in traces)
+    found = extract(None, traces, "rpni", agent=task.agent, name=f"rpni-{task.name}")
+    return found.agent, sum(len(t) for t in traces)
 
 
 def try_count(task: Task, count: int, config: dict, seed: int) -> dict:

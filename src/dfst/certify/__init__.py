@@ -2,7 +2,8 @@
 
 `certify(weights, task, ...)` -> `Result` (CERTIFIED / COUNTEREXAMPLE / INCONCLUSIVE);
 `check_certificate(cert, A, B, C, h0, agent)` re-verifies a saved certificate independently;
-`extract_from_weights(weights, agent)` reads the (minimised) automaton the DFST implements.
+the automaton the DFST implements along the lockstep graph is `dfst.extract.extract(weights,
+method="lockstep", agent=agent)`, built on `explore` and `graph_automaton` here.
 """
 
 from dfst.certify.automaton import graph_automaton
@@ -11,16 +12,4 @@ from dfst.certify.core import certify
 from dfst.certify.lockstep import TooManyNodes, explore
 from dfst.certify.result import Result
 
-
-def extract_from_weights(weights, agent, *, rescale: bool = True, tol: float = 1e-3, max_nodes: int = 20000):
-    """The automaton the DFST implements along the expert's lockstep graph, minimised."""
-    from dfst.errors import DfstError
-
-    try:
-        graph = explore(weights, agent, rescale=rescale, tol=tol, max_nodes=max_nodes, stop=False)
-    except TooManyNodes as exc:
-        raise DfstError(f"extraction: {exc}") from None
-    return graph_automaton(graph, agent.alphabet, agent.blank)
-
-
-__all__ = ["Result", "certify", "check_certificate", "extract_from_weights", "graph_automaton"]
+__all__ = ["Result", "TooManyNodes", "certify", "check_certificate", "explore", "graph_automaton"]

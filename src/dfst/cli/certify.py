@@ -11,13 +11,15 @@ import typer
 
 from dfst.cli.agents import agent_for
 from dfst.cli.app import JsonOption, app, console, print_json
+from dfst.cli.models import ExtractedOption, PathArgument, target_of
 from dfst.errors import DfstError
 from dfst.outputs import check_output_file, marker_text, write_atomic
 
 
 @app.command("certify")
 def certify_command(
-    checkpoint: Path = typer.Argument(..., help="Checkpoint directory."),
+    path: Path = PathArgument,
+    extracted: bool = ExtractedOption,
     task_name: str = typer.Option(None, "--task", help="Task (default: the checkpoint's)."),
     agent_file: Path = typer.Option(None, "--agent", help="Certify against this agent JSON instead."),
     rescale: bool = typer.Option(False, "--rescale", help="Certify the engine's rescaled mode."),
@@ -36,6 +38,7 @@ def certify_command(
 
     if out is not None:
         check_output_file(out, force=force)  # before the proof search, not after it
+    checkpoint = target_of(path, extracted, as_json)
     model, config = load_checkpoint(checkpoint)
     task = get_task(task_name or config["task"])
     agent = agent_for(task, agent_file)

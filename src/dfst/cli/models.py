@@ -57,6 +57,23 @@ def compile_command(
                   f"{model.config.params:,} parameters)")
 
 
+ExtractedOption = typer.Option(False, "--extracted", help="With a run directory: the automaton read off "
+                               "the trained weights (RUN/extracted) instead of the weights (RUN/model).")
+PathArgument = typer.Argument(..., metavar="RUN|CHECKPOINT", help="A dfst train run directory (its trained "
+                              "weights, or --extracted) or a checkpoint directory (compile, train, extract).")
+
+
+def target_of(path: Path, extracted: bool, quiet: bool) -> Path:
+    """The checkpoint that `path` names (a run: its model/ or extracted/), said on stderr when it is
+    a run's, so that a reader knows which model the figures are about."""
+    from dfst.targets import resolve
+
+    target = resolve(path, extracted=extracted)
+    if target.run is not None and not quiet:
+        print(f"dfst: using {target.describe()}", file=sys.stderr)
+    return target.checkpoint
+
+
 def load_for_eval(checkpoint: Path) -> tuple[Task, DfstWeights, dict]:
     from dfst.checkpoint import load_checkpoint
 
@@ -70,7 +87,8 @@ def load_for_eval(checkpoint: Path) -> tuple[Task, DfstWeights, dict]:
 
 @app.command("eval")
 def eval_command(
-    checkpoint: Path = typer.Argument(..., help="Checkpoint directory (written by compile or train)."),
+    path: Path = PathArgument,
+    extracted: bool = ExtractedOption,
     digits: str = typer.Option("10,100,1000", "--digits", help="Comma-separated operand lengths N."),
     until_fail: bool = typer.Option(False, "--until-fail", help="Climb ×2 until a failure or the budget."),
     random: int = typer.Option(10, "--random", help="Random pairs per length."),
@@ -93,6 +111,7 @@ def eval_command(
         raise DfstError(f"--time-budget must be a positive number of seconds, got {time_budget}")
     cfg = EvalConfig(parse_lengths(digits, "--digits"), random, hard, seed, rescale, until_fail,
                      max_digits=max_digits, time_budget=time_budget, max_memory=memory_bound(max_memory))
+    checkpoint = target_of(path, extracted, as_json)
     task, weights, _ = load_for_eval(checkpoint)
     check_lengths(task, cfg)  # before the progress display, so a refusal is the one line it prints
     saving = _can_save_reports(Path(checkpoint))
@@ -183,7 +202,8 @@ def _print_report(report: dict) -> None:
 
 @app.command("replay")
 def replay_command(
-    checkpoint: Path = typer.Argument(..., help="Checkpoint directory."),
+    path: Path = PathArgument,
+    extracted: bool = ExtractedOption,
     failure_file: Path = typer.Option(None, "--failure", help="Saved instance file."),
     as_json: bool = JsonOption,
 ) -> int:
@@ -192,6 +212,7 @@ def replay_command(
     Exit code 0: the model is now exact on it; 1: it fails again; 2: bad input."""
     from dfst.grid.render import render_cells
 
+    checkpoint = target_of(path, extracted, as_json)
     task, weights, _ = load_for_eval(checkpoint)
     saved = _read_failure(failure_file or Path(checkpoint) / FAILURE_FILE)
     if saved.get("task", task.name) != task.name:

@@ -1,0 +1,67 @@
+"""Extraction from what is on disk: a run or a checkpoint in, an agent or exact checkpoint out.
+
+A run is read with its own training PTOs and the `merge` method by default, which gives exactly the
+automaton `dfst train` saved in RUN/extracted. A bare checkpoint has no PTOs: `lockstep` by
+default, or any method with a PTO dataset given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from dfst.automata import Transducer, save_transducer
+from dfst.errors import DfstError
+from dfst.extract import DEFAULT_METHOD, NEEDS_PTOS, Extraction, extract
+from dfst.targets import Target, resolve, run_data
+
+AGENT_FILE = "agent.json"
+
+
+@dataclass(frozen=True)
+class Found:
+    """An extraction and where it came from."""
+
+    extraction: Extraction
+    target: Target
+    task: str
+    method: str
+
+
+def extract_from(path: str | Path, method: str | None = None, *, data: str | Path | None = None,
+                 task: str | None = None, agent: Transducer | None = None) -> Found:
+    """The automaton read off the model at `path` (a run directory: its trained weights)."""
+    from dfst.checkpoint import load_checkpoint
+    from dfst.data import load_dataset
+    from dfst.tasks import get_task
+
+    target = resolve(path)
+    method = method or (DEFAULT_METHOD if target.run or data is not None else "lockstep")
+    model, config = load_checkpoint(target.checkpoint)
+    task_name = task or config["task"]
+    reference = agent or get_task(task_name).agent
+    source = data if data is not None else (run_data(target.run) if target.run else None)
+    if method in NEEDS_PTOS and source is None:
+        raise DfstError(f"extraction method {method!r} reads PTOs: {path} is a checkpoint, pass --data FILE")
+    ptos = load_dataset(source) if method in NEEDS_PTOS else None
+    return Found(extract(model, ptos, method, agent=reference), target, task_name, method)
+
+
+def save_extraction(found: Extraction, out: str | Path, *, task: str, provenance: dict,
+                    overwrite: bool = False) -> Path:
+    """The automaton compiled to an exact one-hot DFST checkpoint in `out`, with its agent JSON."""
+    from dfst.checkpoint import save_checkpoint
+    from dfst.compile import compile_agent
+
+    out = Path(out)
+    save_checkpoint(compile_agent(found.agent, task=task), out, provenance, overwrite=overwrite)
+    save_transducer(found.agent, out / AGENT_FILE)
+    return out
+
+
+def provenance(found: Found) -> dict:
+    """What a saved extraction records of its origin."""
+    e, t = found.extraction, found.target
+    origin = {"run": str(t.run)} if t.run else {"checkpoint": str(t.checkpoint)}
+    return {"source": "extract", **origin, "method": found.method, "radius": e.radius,
+            "clusters": e.clusters, "rules": e.pairs}
