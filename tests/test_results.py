@@ -1,0 +1,173 @@
+"""dfst.results: the one result type, its JSON form and versions, files, and the rows built from it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from dfst.errors import DfstError
+from dfst.results import (
+    FORMAT,
+    VERSION,
+    Result,
+    checkpoint_row,
+    is_result,
+    load_result,
+    load_results,
+    run_row,
+    save_result,
+    table_rows,
+)
+from dfst.results.schema import OPTIONAL, REQUIRED
+
+REPO = Path(__file__).resolve().parents[1]
+DOC = REPO / "docs" / "results.md"
+LEGACY = {"system": "NTM", "task": "add2", "seed": 0, "samples": 10, "params": 100, "max_train_digits": 3,
+          "robust_lg": 3, "probabilistic_lg": 4, "train_seconds": 1.5, "hardware": "cpu"}
+LEVEL = {"digits": 3, "instances": 12, "exact": 12, "robust": True}
+
+
+def result(**changes) -> Result:
+    return Result(**(LEGACY | {"levels": [LEVEL]} | changes))
+
+
+# ----------------------------------------------------------------------------- the documented schema
+
+
+def _type_name(kind) -> str:
+    names = {str: "string", int: "integer", float: "number", list: "array", dict: "object", type(None): "null"}
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    shown = [names[k] for k in kinds if not (k is int and float in kinds)]
+    return " or ".join(shown)
+
+
+def test_docs_list_every_field_with_its_type():
+    text = DOC.read_text()
+    table = text[text.index("<!-- fields:start -->"):text.index("<!-- fields:end -->")]
+    rows = [line.split(" | ")[:2] for line in table.splitlines() if line.startswith("| `")]
+    documented = [(name.strip("| `"), kind) for name, kind in rows]
+    specs = REQUIRED | OPTIONAL
+    expected = [("format", "string"), ("version", "integer")]
+    expected += [(f.name, _type_name(specs[f.name])) for f in fields(Result)]
+    assert documented == expected
+    assert set(specs) == {f.name for f in fields(Result)}
+    assert f'| `format` | string | always `"{FORMAT}"` |' in table
+    assert f"| `version` | integer | the schema version, {VERSION} " in table
+
+
+# ----------------------------------------------------------------------------- JSON form and versions
+
+
+def test_to_dict_leads_with_the_marker_and_round_trips():
+    r = result(key={"sha256": "x"}, details={"d": 9})
+    data = r.to_dict()
+    assert list(data)[:3] == ["format", "version", "system"]
+    assert (data["format"], data["version"]) == (FORMAT, VERSION)
+    assert Result.from_dict(json.loads(json.dumps(data)), "r.json") == r
+
+
+def test_a_legacy_file_reads_as_the_same_result_and_drops_what_it_does_not_know():
+    r = Result.from_dict(LEGACY | {"levels": [LEVEL], "extra": 1}, "old.json")
+    assert r == result() and r.key is None and r.dfst_version is None
+
+
+def test_every_committed_result_file_loads():
+    paths = sorted((REPO / "results").rglob("*.json"))
+    loaded = [Result.from_dict(json.loads(p.read_text()), str(p)) for p in paths
+              if is_result(json.loads(p.read_text()))]
+    assert len(loaded) >= 90 and {"DFST", "DFST (extracted)", "RPNI"} <= {r.system for r in loaded}
+    assert all(not r.missing_figures() for r in loaded)
+    assert all(Result.from_dict(r.to_dict(), "again") == r for r in loaded)
+
+
+@pytest.mark.parametrize("data, fragment", [
+    ([1], "does not hold a JSON object"),
+    ({k: v for k, v in LEGACY.items() if k != "seed"}, "lacks the field 'seed'"),
+    (LEGACY | {"seed": "0"}, "field 'seed' is '0'"),
+    (LEGACY | {"robust_lg": True}, "field 'robust_lg' is True"),
+    (LEGACY | {"train_seconds": "1"}, "field 'train_seconds'"),
+    (LEGACY | {"levels": [{"digits": 3}]}, "levels[0] lacks the field 'instances'"),
+    (LEGACY | {"levels": {}}, "field 'levels'"),
+    (LEGACY | {"details": []}, "field 'details'"),
+    (LEGACY | {"format": "dfst-checkpoint", "version": 1}, "field 'format'"),
+    (LEGACY | {"format": FORMAT}, "field 'version' is None"),
+    (LEGACY | {"format": FORMAT, "version": VERSION + 1}, f"version {VERSION + 1} result"),
+    (LEGACY | {"format": FORMAT, "version": VERSION, "extra": 1}, "unknown field 'extra'"),
+])
+def test_from_dict_names_the_file_and_the_field(data, fragment):
+    with pytest.raises(DfstError) as info:
+        Result.from_dict(data, "here.json")
+    message = str(info.value)
+    assert "here.json" in message and fragment in message and "\n" not in message
+
+
+# ----------------------------------------------------------------------------- files
+
+
+def test_save_and_load_a_result(tmp_path):
+    path = tmp_path / "r" / "x.json"
+    save_result(result(), path)
+    stored = json.loads(path.read_text())
+    assert stored["format"] == FORMAT and stored["dfst_version"]
+    assert load_result(path) == result(dfst_version=stored["dfst_version"])
+    with pytest.raises(DfstError, match="already exists"):
+        save_result(result(), path)
+    save_result(result(seed=1), path, overwrite=True)
+    assert load_result(path).seed == 1
+
+
+def test_load_results_skips_what_is_no_result_and_refuses_a_result_without_a_figure(tmp_path):
+    (tmp_path / "legacy.json").write_text(json.dumps(LEGACY))
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "new.json").write_text(json.dumps(result(seed=1).to_dict()))
+    (tmp_path / "copy.json").write_text(json.dumps({"model": "ntm", "task": "copy", "seed": 0}))
+    (tmp_path / "config.json").write_text(json.dumps({"format": "dfst-checkpoint", "system": "x"}))
+    found = load_results(tmp_path)
+    assert [(r.seed, r.system) for r in found] == [(0, "NTM"), (1, "NTM")]
+    assert table_rows(found)[0]["seeds"] == 2
+    (tmp_path / "null.json").write_text(json.dumps(result(seed=None).to_dict()))
+    with pytest.raises(DfstError, match=r"null\.json: field 'seed' is null"):
+        load_results(tmp_path)
+
+
+def test_old_paths_still_work(tmp_path):
+    from dfst.baselines import results as old
+    from dfst.baselines.common import BaselineResult
+
+    assert BaselineResult is Result
+    assert result().to_json() == result().to_dict()
+    (tmp_path / "r.json").write_text(json.dumps(LEGACY))
+    assert old.load_results(tmp_path)[0]["robust_lg"] == 3  # dicts, as it always returned
+
+
+# ----------------------------------------------------------------------------- checkpoints and runs
+
+
+def test_a_checkpoint_result_and_its_report_row():
+    report = {"task": "add2", "mode": "plain", "robust_max_digits": 100, "probabilistic_max_digits": 100,
+              "levels": [LEVEL, LEVEL | {"digits": 100}], "seconds": 0.5}
+    config = {"params": 468, "provenance": {"source": "train", "train_config": {"seed": 3, "samples": 20,
+                                                                              "max_digits": 3}}}
+    r = Result.from_eval_report(report, config, name="runs/add2").checked("config.json")
+    assert (r.system, r.seed, r.samples, r.max_train_digits, r.train_seconds) == ("train", 3, 20, 3, None)
+    assert checkpoint_row(r) == {"task": "add2", "model": "train (runs/add2)", "params": 468, "robust LG": 100,
+                                 "probabilistic LG": 100, "largest N tested": 100, "h mode": "plain",
+                                 "eval seconds": 0.5}
+    with pytest.raises(DfstError, match="config.json: field 'params'"):
+        Result.from_eval_report(report, config | {"params": "many"}, name="x").checked("config.json")
+
+
+def test_a_run_result_and_its_row_with_and_without_an_evaluation():
+    summary = {"task": "add2", "samples": 20, "d": 9, "params": 468, "iterations": 20, "seconds": 1.96,
+               "cpu_seconds": 3.9, "final_loss": 0.5767, "eval": None}
+    r = Result.from_run_summary(summary, name="r0").checked("summary.json")
+    assert (r.robust_lg, r.train_seconds, r.levels) == (None, 3.9, [])
+    assert run_row(r) == {"run": "r0", "samples": 20, "d": 9, "iterations": 20, "final loss": "5.77e-01",
+                          "robust LG": None, "probabilistic LG": None, "CPU seconds": 2.0}
+    evaluated = summary | {"final_loss": None, "eval": {"robust_max_digits": 3, "probabilistic_max_digits": 5,
+                                                        "levels": [LEVEL]}}
+    row = run_row(Result.from_run_summary(evaluated, name="r1"))
+    assert (row["robust LG"], row["probabilistic LG"], row["final loss"]) == (3, 5, "nan")
