@@ -31,8 +31,9 @@ from dfst.train.config import (
 
 _LAZY = {"train": "loop", "deterministic": "loop", "lr_at": "loop", "SCHEDULES": "loop",
          "train_until_certified": "cegis"}
+# The lazy names are documented in their modules; __all__ lists what importing the package defines.
 __all__ = ["DataConfig", "EvaluationConfig", "LoggingConfig", "ModelConfig", "OptimConfig",
-           "PopulationConfig", "RegularConfig", "TrainConfig", *_LAZY]
+           "PopulationConfig", "RegularConfig", "TrainConfig"]
 
 
 def __getattr__(name: str):
