@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from dfst.baselines import baseline_defaults, baseline_task, get_baseline, parse_config, run_baseline, run_side_task
+from dfst.baselines import (
+    baseline_defaults,
+    baseline_task,
+    get_baseline,
+    parse_config,
+    run_baseline,
+    run_side_task,
+)
 from dfst.errors import DfstError
 from dfst.results import Result
 

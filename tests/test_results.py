@@ -38,7 +38,8 @@ def result(**changes) -> Result:
 
 
 def _type_name(kind) -> str:
-    names = {str: "string", int: "integer", float: "number", list: "array", dict: "object", type(None): "null"}
+    names = {str: "string", int: "integer", float: "number", list: "array", dict: "object",
+             type(None): "null"}
     kinds = kind if isinstance(kind, tuple) else (kind,)
     shown = [names[k] for k in kinds if not (k is int and float in kinds)]
     return " or ".join(shown)
@@ -153,9 +154,9 @@ def test_a_checkpoint_result_and_its_report_row():
                                                                               "max_digits": 3}}}
     r = Result.from_eval_report(report, config, name="runs/add2").checked("config.json")
     assert (r.system, r.seed, r.samples, r.max_train_digits, r.train_seconds) == ("train", 3, 20, 3, None)
-    assert checkpoint_row(r) == {"task": "add2", "model": "train (runs/add2)", "params": 468, "robust LG": 100,
-                                 "probabilistic LG": 100, "largest N tested": 100, "h mode": "plain",
-                                 "eval seconds": 0.5}
+    assert checkpoint_row(r) == {"task": "add2", "model": "train (runs/add2)", "params": 468,
+                                 "robust LG": 100, "probabilistic LG": 100, "largest N tested": 100,
+                                 "h mode": "plain", "eval seconds": 0.5}
     with pytest.raises(DfstError, match="config.json: field 'params'"):
         Result.from_eval_report(report, config | {"params": "many"}, name="x").checked("config.json")
 

@@ -160,7 +160,8 @@ def _resumable(run: Path, cfg: TrainConfig, rerun: bool) -> bool:
     return not problems
 
 
-def _result(system: str, sub: str, run: Path, cfg: TrainConfig, key: dict, summary: dict, cpu: float) -> Result:
+def _result(system: str, sub: str, run: Path, cfg: TrainConfig, key: dict, summary: dict,
+            cpu: float) -> Result:
     """The stored result of one system of a trained seed: evaluated with `key`'s protocol."""
     protocol = key["eval"]
     directory = run / sub

@@ -67,7 +67,8 @@ def run_baseline(name: str, task: str, *, seed: int = 0, config: dict | None = N
     it with the DFST's protocol; returns its `dfst.results.Result`. `config` overrides DEFAULTS."""
     if side_task(name, task) is not None:
         raise DfstError(f"{task} is {name}'s own task, not scored as a result: use run_side_task")
-    return get_baseline(name).run(baseline_task(name, task), seed=seed, config=config or {}, progress=progress)
+    module = get_baseline(name)
+    return module.run(baseline_task(name, task), seed=seed, config=config or {}, progress=progress)
 
 
 def run_side_task(name: str, task: str, *, seed: int = 0, config: dict | None = None,

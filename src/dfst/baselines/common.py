@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import torch
 
+from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, level_instances, wilson_interval
 from dfst.results import Result
 from dfst.tasks.base import Instance, Task
@@ -73,6 +74,14 @@ def max_passing(levels: list[dict], key: str) -> int:
             break
         best = lv["digits"]
     return best
+
+
+def merge_config(config: dict, defaults: dict, label: str) -> dict:
+    """`defaults` overridden by `config`; a key `defaults` lacks is a one-line DfstError."""
+    unknown = set(config) - set(defaults)
+    if unknown:
+        raise DfstError(f"unknown {label} config keys: {', '.join(sorted(unknown))}")
+    return {**defaults, **config}
 
 
 def count_params(module: torch.nn.Module) -> int:

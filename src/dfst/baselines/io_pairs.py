@@ -10,11 +10,15 @@ Targets are the answer's digits, least significant first, then zeros to the inpu
 cell is one digit of the integer, so a model never has to decide where the number ends (leading zeros
 are stripped when decoding, which also makes 0 + 0 a row of zeros like any other answer).
 Sampling draws operand lengths from a curriculum and digits from a seeded numpy generator.
+
+The Neural GPU and the NTM share the rest of their contract here too: the curriculum's batches, a
+batched predictor, the evaluation ladder and their Result.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -22,8 +26,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dfst.arith import DIGIT_CHARS, canonical, digits_to_text
-from dfst.baselines.common import evaluate_predictor, max_passing
+from dfst.baselines.common import Predictor, count_params, evaluate_predictor, hardware, max_passing
 from dfst.errors import DfstError
+from dfst.results import Result
 from dfst.tasks.base import Instance, Task, random_operand
 
 LAYOUTS = ("concat", "aligned")
@@ -142,6 +147,45 @@ def curriculum_digits(step: int, steps: int, start: int, end: int, warm: float =
         return end
     frac = min(1.0, step / (warm * steps))
     return int(round(start + frac * (end - start)))
+
+
+def curriculum_batch(sampler: PairSampler, config: dict, step: int) -> tuple[list[Instance], int]:
+    """The training pairs of `step` under `config`'s curriculum (keys steps, start_digits, max_digits,
+    curriculum, batch), and the longest operand length they may have."""
+    digits = curriculum_digits(step, config["steps"], config["start_digits"], config["max_digits"],
+                               config["curriculum"])
+    return sampler.draw(config["batch"], digits), digits
+
+
+def batched_predictor(model: torch.nn.Module, base: int, batch: int,
+                      answer_logits: Callable[[list[Instance]], torch.Tensor]) -> Predictor:
+    """A `Predictor` for a sequence model: eval mode, no_grad, `batch` instances at a time to bound
+    memory; `answer_logits(instances)` gives the (B, n, base) logits of the answers' digits."""
+    def predict(instances: list[Instance]) -> list[str | None]:
+        model.eval()
+        answers: list[str | None] = []
+        with torch.no_grad():
+            for i in range(0, len(instances), batch):
+                answers += decode_batch(answer_logits(instances[i:i + batch]).argmax(-1), base)
+        return answers
+    return predict
+
+
+def score_ladder(task: Task, predict: Predictor, config: dict, on_level=None) -> dict:
+    """`evaluate_levels` on `config`'s ladder (eval_digits) with eval_random random pairs per length."""
+    return evaluate_levels(task, predict, parse_digits(config["eval_digits"]), random=config["eval_random"],
+                           on_level=on_level)
+
+
+def io_result(system: str, task: Task, seed: int, model: torch.nn.Module, config: dict, info: dict,
+              scores: dict, notes: str) -> Result:
+    """The Result of an I/O-pair baseline: `info` from its training (samples, train_seconds), `scores`
+    from `evaluate_levels`; its config is the merged configuration plus the model's (`model.cfg`)."""
+    return Result(system=system, task=task.name, seed=seed, samples=info["samples"],
+                  params=count_params(model), max_train_digits=config["max_digits"],
+                  robust_lg=scores["robust_lg"], probabilistic_lg=scores["probabilistic_lg"],
+                  train_seconds=info["train_seconds"], hardware=hardware(), levels=scores["levels"],
+                  config={**config, **asdict(model.cfg)}, notes=notes)
 
 
 def parse_digits(text: str) -> tuple[int, ...]:

@@ -23,28 +23,29 @@ puts a_i and b_i in the same cell, as the DFST's grid does (easier; the CPU defa
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from dfst.baselines.common import BaselineResult, hardware
+from dfst.baselines.common import merge_config
 from dfst.baselines.io_pairs import (
     PairSampler,
     add_gradient_noise,
+    batched_predictor,
     check_layout,
-    curriculum_digits,
-    decode_batch,
+    curriculum_batch,
     encode_batch,
-    evaluate_levels,
     input_symbols,
+    io_result,
     output_symbols,
     parse_digits,
     progress_bar,
+    score_ladder,
 )
-from dfst.errors import DfstError
-from dfst.tasks.base import Instance, Task
+from dfst.results import Result
+from dfst.tasks.base import Task
 from dfst.train import deterministic
 
 # CPU-sized defaults (the benchmark script overrides some); plain values so `--config KEY=VALUE` parses.
@@ -124,10 +125,6 @@ def sequence_loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
 
 
-def count_params(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
-
-
 def build_model(task: Task, config: dict) -> NeuralGPU:
     layout = check_layout(config["layout"])
     cfg = NeuralGPUConfig(input_symbols(task.base, layout), output_symbols(task.base), config["width"],
@@ -136,10 +133,7 @@ def build_model(task: Task, config: dict) -> NeuralGPU:
 
 
 def merged_config(config: dict) -> dict:
-    unknown = set(config) - set(DEFAULTS)
-    if unknown:
-        raise DfstError(f"unknown neural-gpu config keys: {', '.join(sorted(unknown))}")
-    return {**DEFAULTS, **config}
+    return merge_config(config, DEFAULTS, "neural-gpu")
 
 
 def train_model(task: Task, config: dict, seed: int, progress: bool = True) -> tuple[NeuralGPU, dict]:
@@ -152,10 +146,9 @@ def train_model(task: Task, config: dict, seed: int, progress: bool = True) -> t
     with progress_bar(progress) as bar:
         job = bar.add_task("neural-gpu train", total=config["steps"])
         for step in range(config["steps"]):
-            # batch: the curriculum's longest operand at this step
-            digits = curriculum_digits(step, config["steps"], config["start_digits"], config["max_digits"],
-                                       config["curriculum"])
-            x, y = encode_batch(task, sampler.draw(config["batch"], digits), config["layout"])
+            # batch: pairs up to the curriculum's longest operand at this step
+            pairs, digits = curriculum_batch(sampler, config, step)
+            x, y = encode_batch(task, pairs, config["layout"])
             # forward, loss, backward, noisy clipped Adam step
             loss = sequence_loss(model(x), y)
             optimizer.zero_grad(set_to_none=True)
@@ -172,18 +165,11 @@ def train_model(task: Task, config: dict, seed: int, progress: bool = True) -> t
 
 def make_predictor(model: NeuralGPU, task: Task, layout: str, batch: int):
     """A `Predictor`: batched, no_grad, in chunks of `batch` instances to bound memory."""
-    def predict(instances: list[Instance]) -> list[str | None]:
-        model.eval()
-        answers: list[str | None] = []
-        with torch.no_grad():
-            for i in range(0, len(instances), batch):
-                x, _ = encode_batch(task, instances[i:i + batch], layout)
-                answers += decode_batch(model(x).argmax(-1), task.base)
-        return answers
-    return predict
+    return batched_predictor(model, task.base, batch,
+                             lambda instances: model(encode_batch(task, instances, layout)[0]))
 
 
-def run(task: Task, *, seed: int, config: dict, progress: bool = True, on_level=None) -> BaselineResult:
+def run(task: Task, *, seed: int, config: dict, progress: bool = True, on_level=None) -> Result:
     """Train a Neural GPU on `task`'s I/O pairs and score it on the protocol's ladder of lengths.
 
     `on_level(result so far)` is called after each length of the ladder (the benchmark saves there)."""
@@ -193,14 +179,9 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True, on_level=
         model, info = train_model(task, config, seed, progress)
         predict = make_predictor(model, task, config["layout"], config["eval_batch"])
 
-        def record(scores: dict) -> BaselineResult:
-            return BaselineResult(
-                system="neural-gpu", task=task.name, seed=seed, samples=info["samples"],
-                params=count_params(model), max_train_digits=config["max_digits"],
-                robust_lg=scores["robust_lg"], probabilistic_lg=scores["probabilistic_lg"],
-                train_seconds=info["train_seconds"], hardware=hardware(), levels=scores["levels"],
-                config={**config, **asdict(model.cfg)},
-                notes=f"final training loss {info['loss']:.4g}; layout {config['layout']}")
+        def record(scores: dict) -> Result:
+            return io_result("neural-gpu", task, seed, model, config, info, scores,
+                             f"final training loss {info['loss']:.4g}; layout {config['layout']}")
 
         with progress_bar(progress) as bar:  # O(n^2) work per instance: long lengths take minutes
             job = bar.add_task("neural-gpu eval", total=len(set(ladder)))
@@ -209,5 +190,5 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True, on_level=
                 bar.advance(job)
                 if on_level is not None:
                     on_level(record(scores))
-            scores = evaluate_levels(task, predict, ladder, random=config["eval_random"], on_level=level_done)
+            scores = score_ladder(task, predict, config, on_level=level_done)
     return record(scores)

@@ -26,26 +26,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from dfst.baselines.common import BaselineResult, hardware
-from dfst.baselines.io_pairs import (
-    PairSampler,
-    curriculum_digits,
-    decode_batch,
-    encode_batch,
-    evaluate_levels,
-    input_symbols,
-    output_symbols,
-    parse_digits,
-    progress_bar,
-)
+from dfst.baselines import io_pairs
+from dfst.baselines.common import count_params, hardware, merge_config
 from dfst.errors import DfstError
+from dfst.results import Result
 from dfst.tasks.base import Instance, Task
 from dfst.train import deterministic
 
@@ -144,15 +135,7 @@ class NTM(nn.Module):
         return torch.stack(outputs, 1)
 
 
-def count_params(model: nn.Module) -> int:
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
-
-
-def _merged(config: dict, defaults: dict, label: str) -> dict:
-    unknown = set(config) - set(defaults)
-    if unknown:
-        raise DfstError(f"unknown {label} config keys: {', '.join(sorted(unknown))}")
-    return {**defaults, **config}
+_merged = merge_config  # the old name
 
 
 def train_loop(model: NTM, config: dict, next_loss: Callable[[int], tuple[torch.Tensor, str]], *,
@@ -166,7 +149,7 @@ def train_loop(model: NTM, config: dict, next_loss: Callable[[int], tuple[torch.
     copied 4/100 sequences). train_seconds is CPU time without the evaluations."""
     optimizer = torch.optim.Adam(model.parameters(), lr=config["lr"], foreach=False)
     losses, curve, eval_seconds, cpu_start = [], [], 0.0, time.process_time()
-    with progress_bar(progress) as bar:
+    with io_pairs.progress_bar(progress) as bar:
         job = bar.add_task(label, total=config["steps"])
         for step in range(1, config["steps"] + 1):
             loss, text = next_loss(step - 1)
@@ -193,9 +176,9 @@ def mean_loss(losses: list[float], window: int) -> float:
 
 def arithmetic_sequences(task: Task, instances: list[Instance]) -> tuple[torch.Tensor, torch.Tensor, int]:
     """One-hot inputs (B, 2n+1, symbols+1) and targets (B, n); answers are read from steps n+1..2n."""
-    x, y = encode_batch(task, instances, "concat")                                 # (B, n) each
+    x, y = io_pairs.encode_batch(task, instances, "concat")                        # (B, n) each
     batch, n = x.shape
-    symbols = input_symbols(task.base, "concat")
+    symbols = io_pairs.input_symbols(task.base, "concat")
     xs = torch.zeros(batch, 2 * n + 1, symbols + 1)
     xs[:, :n].scatter_(2, x[:, :, None], 1.0)
     xs[:, n, symbols] = 1.0                                                         # end marker
@@ -208,55 +191,45 @@ def arithmetic_loss(model: NTM, xs: torch.Tensor, y: torch.Tensor, n: int) -> to
 
 
 def build_arithmetic_model(task: Task, config: dict) -> NTM:
-    return NTM(NTMConfig(input_symbols(task.base, "concat") + 1, output_symbols(task.base),
+    return NTM(NTMConfig(io_pairs.input_symbols(task.base, "concat") + 1, io_pairs.output_symbols(task.base),
                          config["controller"], config["memory"], config["word"]))
 
 
 def train_arithmetic(task: Task, config: dict, seed: int, progress: bool = True) -> tuple[NTM, dict]:
     torch.manual_seed(seed)
     model = build_arithmetic_model(task, config)
-    sampler = PairSampler(task, seed)
+    sampler = io_pairs.PairSampler(task, seed)
 
     def next_loss(step: int) -> tuple[torch.Tensor, str]:
-        digits = curriculum_digits(step, config["steps"], config["start_digits"], config["max_digits"],
-                                   config["curriculum"])
-        return arithmetic_loss(model, *arithmetic_sequences(task, sampler.draw(config["batch"], digits))), \
-            f"{digits} digits"
+        pairs, digits = io_pairs.curriculum_batch(sampler, config, step)
+        return arithmetic_loss(model, *arithmetic_sequences(task, pairs)), f"{digits} digits"
     info = train_loop(model, config, next_loss, label="ntm train", progress=progress)
     return model, {**info, "samples": sampler.distinct}
 
 
 def make_predictor(model: NTM, task: Task, batch: int):
-    def predict(instances: list[Instance]) -> list[str | None]:
-        model.eval()
-        answers: list[str | None] = []
-        with torch.no_grad():
-            for i in range(0, len(instances), batch):
-                xs, _, n = arithmetic_sequences(task, instances[i:i + batch])
-                answers += decode_batch(model(xs)[:, n + 1:].argmax(-1), task.base)
-        return answers
-    return predict
+    """A `Predictor`: the answer is read from the steps after the end marker."""
+    def answer_logits(instances: list[Instance]) -> torch.Tensor:
+        xs, _, n = arithmetic_sequences(task, instances)
+        return model(xs)[:, n + 1:]                                                 # (B, n, out)
+    return io_pairs.batched_predictor(model, task.base, batch, answer_logits)
 
 
-def run(task: Task, *, seed: int, config: dict, progress: bool = True, on_level=None) -> BaselineResult:
+def run(task: Task, *, seed: int, config: dict, progress: bool = True, on_level=None) -> Result:
     """Train an NTM on `task`'s I/O pairs and score it on the protocol's ladder of lengths.
 
     `on_level(result so far)` is called after each length of the ladder (the benchmark saves there)."""
-    config = _merged(config, DEFAULTS, "ntm")
+    config = merge_config(config, DEFAULTS, "ntm")
     with deterministic(config["threads"]):
         model, info = train_arithmetic(task, config, seed, progress)
 
-        def record(scores: dict) -> BaselineResult:
-            return BaselineResult(
-                system="ntm", task=task.name, seed=seed, samples=info["samples"], params=count_params(model),
-                max_train_digits=config["max_digits"], robust_lg=scores["robust_lg"],
-                probabilistic_lg=scores["probabilistic_lg"], train_seconds=info["train_seconds"],
-                hardware=hardware(), levels=scores["levels"], config={**config, **asdict(model.cfg)},
-                notes=f"mean training loss of the last {LOSS_WINDOW} steps {info['loss']:.4g}; input a, op, "
-                      "b, then the answer, one symbol per step")
-        scores = evaluate_levels(task, make_predictor(model, task, config["eval_batch"]),
-                                 parse_digits(config["eval_digits"]), random=config["eval_random"],
-                                 on_level=None if on_level is None else lambda s: on_level(record(s)))
+        def record(scores: dict) -> Result:
+            return io_pairs.io_result(
+                "ntm", task, seed, model, config, info, scores,
+                f"mean training loss of the last {LOSS_WINDOW} steps {info['loss']:.4g}; input a, op, b, "
+                "then the answer, one symbol per step")
+        scores = io_pairs.score_ladder(task, make_predictor(model, task, config["eval_batch"]), config,
+                                       on_level=None if on_level is None else lambda s: on_level(record(s)))
     return record(scores)
 
 
@@ -318,14 +291,14 @@ def train_copy(config: dict, seed: int, progress: bool = True) -> tuple[NTM, dic
 
 def run_copy(seed: int, config: dict, progress: bool = True) -> dict:
     """Train on copies of 1..max_length vectors; exact-copy rates at `test_lengths` (2x and beyond)."""
-    config = _merged(config, COPY_DEFAULTS, "ntm copy")
+    config = merge_config(config, COPY_DEFAULTS, "ntm copy")
     if config["eval_every"] < 1:
         raise DfstError(f"ntm copy eval_every={config['eval_every']} must be >= 1")
     with deterministic(config["threads"]):
         model, info = train_copy(config, seed, progress)
         test_rng = np.random.default_rng(10_000 + seed)
         exact = {n: copy_exact(model, test_rng, config["test_count"], n, config["bits"])
-                 for n in parse_digits(config["test_lengths"])}
+                 for n in io_pairs.parse_digits(config["test_lengths"])}
     # "model", not "system": the copy task is no dfst task, so `dfst table` (rows keyed by system) skips it
     return {"model": "ntm", "task": "copy", "seed": seed, "params": count_params(model),
             "samples": config["steps"] * config["batch"], "max_train_length": config["max_length"],

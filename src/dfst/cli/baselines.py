@@ -35,7 +35,8 @@ def baseline_command(
     if path.parent.is_dir():
         check_output_file(path, force=force)  # before the work, not after it
     if side:
-        record = baselines.run_side_task(name, task_name, seed=seed, config=overrides, progress=not no_progress)
+        record = baselines.run_side_task(name, task_name, seed=seed, config=overrides,
+                                         progress=not no_progress)
         save_record(record, path, overwrite=force)
         if as_json:
             return print_json(record | {"path": str(path)})

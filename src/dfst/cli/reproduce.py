@@ -44,19 +44,19 @@ def reproduce_command(
 
     A stored result is reused only if it was made with the same training config and evaluation
     protocol; otherwise pass --rerun or --accept-stored."""
-    from dfst.reproduce import COLUMNS, check_overrides, display, reproduce, seed_line, seed_plan, write_readme
+    from dfst import reproduce as lib
     from dfst.run_guard import command_line
 
-    plan = seed_plan(tasks, seeds, first_seed)
-    overrides = check_overrides(iters, restarts, time_budget)
+    plan = lib.seed_plan(tasks, seeds, first_seed)
+    overrides = lib.check_overrides(iters, restarts, time_budget)
     if rerun and accept_stored:
         raise DfstError("--rerun and --accept-stored exclude each other: pick one")
-    rows = reproduce(plan, runs, results, time_budget=time_budget, overrides=overrides,
-                     on_seed=None if as_json else lambda *done: console.print(seed_line(*done)),
-                     rerun=rerun, accept_stored=accept_stored, command=command_line(),
-                     warn=lambda text: print(f"dfst: note: {text}", file=sys.stderr))
+    rows = lib.reproduce(plan, runs, results, time_budget=time_budget, overrides=overrides,
+                         on_seed=None if as_json else lambda *done: console.print(lib.seed_line(*done)),
+                         rerun=rerun, accept_stored=accept_stored, command=command_line(),
+                         warn=lambda text: print(f"dfst: note: {text}", file=sys.stderr))
     if readme is not None:
-        write_readme(readme, rows)
+        lib.write_readme(readme, rows)
     if as_json:
         return print_json(rows)
-    show_rows([display(r) for r in rows], COLUMNS, "dfst reproduce", markdown=False, as_json=False)
+    show_rows([lib.display(r) for r in rows], lib.COLUMNS, "dfst reproduce", markdown=False, as_json=False)

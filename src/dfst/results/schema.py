@@ -30,7 +30,8 @@ REQUIRED: dict[str, type | tuple[type, ...]] = {
     "robust_lg": _INT, "probabilistic_lg": _INT, "train_seconds": _NUMBER, "hardware": _STR}
 # Fields a file may leave out (files from before them); their defaults are Result's.
 OPTIONAL: dict[str, type | tuple[type, ...]] = {
-    "levels": list, "config": dict, "notes": str, "details": dict, "key": (dict, type(None)), "dfst_version": _STR}
+    "levels": list, "config": dict, "notes": str, "details": dict, "key": (dict, type(None)),
+    "dfst_version": _STR}
 # The figures a comparison table aggregates: never null in a stored result.
 FIGURES = ("seed", "samples", "params", "max_train_digits", "robust_lg", "probabilistic_lg", "train_seconds",
            "hardware")
@@ -45,7 +46,7 @@ class Result:
     task: str
     seed: int | None
     samples: int | None             # training examples (PTOs, I/O pairs, scratchpads) the system saw
-    params: int | None              # trainable parameters (0 for an automaton learner: details has its states)
+    params: int | None              # trainable parameters (0 for an automaton learner: see details)
     max_train_digits: int | None
     robust_lg: int | None           # largest N with every tested length <= N robust (0 if none)
     probabilistic_lg: int | None    # the same for the random pairs alone
