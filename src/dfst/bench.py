@@ -4,6 +4,8 @@
 PyTorch loop, on the same model and the same instance, batch 1, for several hidden sizes d. The model
 is the compiled add2 expert embedded in d dimensions and turned by a random orthogonal change of
 basis, so every weight matrix is dense (no one-hot shortcut) while the automaton is unchanged.
+`bench_memory`: the peak memory of one long compiled run. `run_bench` is `dfst bench rollout`: both,
+after checking every value.
 """
 
 from __future__ import annotations
@@ -16,10 +18,25 @@ import numpy as np
 import torch
 
 from dfst.automata import HALT_MOVE, MOVE_DELTAS, MOVE_INDEX
+from dfst.errors import DfstError
 from dfst.rollout import DfstWeights, rollout, run_dfst
 from dfst.tasks import TASKS
 
 _STOP = MOVE_INDEX[HALT_MOVE]
+
+
+def run_bench(dims=(12, 20, 32, 108), digits: int = 300_000, torch_steps: int = 20_000, repeats: int = 3,
+              memory_digits: int = 1_000_000) -> dict:
+    """{"rollout": `bench_rollout` rows, "memory": `bench_memory`}; every value is checked first (the
+    messages name the options of `dfst bench rollout`)."""
+    for name, value in (("--digits", digits), ("--torch-steps", torch_steps), ("--repeats", repeats),
+                        ("--memory-digits", memory_digits)):
+        if value < 1:
+            raise DfstError(f"{name} must be at least 1, got {value}")
+    if min(dims) < smallest_dim():
+        raise DfstError(f"--dims must be >= {smallest_dim()}, the add2 expert's number of states")
+    rows = bench_rollout(dims, digits, torch_steps, repeats)
+    return {"rollout": rows, "memory": bench_memory(memory_digits)}
 
 
 def smallest_dim() -> int:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dfst.coverage import Rule, candidate_instances, rules_used
+from dfst.coverage import PUBLISHED_SAMPLES, Rule, candidate_instances, rule_list, rules_used
 from dfst.tasks.base import Instance, Task
 
 EXHAUSTIVE_PAIRS = 50_000  # operand pairs enumerated in full at most
@@ -239,3 +239,21 @@ def minimal_cover(task: Task, max_digits: int, *, seed: int = 0, pool_size: int 
     halting = len(halting_rules(task) & mask_rules(pool.rules, target))
     return CoverResult(task.name, max_digits, pool, greedy, chosen, halting,
                        len(chosen) if proved else None, round(time.perf_counter() - start, 3))
+
+
+def minimal_report(task: Task, max_digits: int, seed: int = 0, pool: int = 5000,
+                   progress: Callable[[int, int], None] | None = None) -> dict:
+    """`minimal_cover` as plain JSON (what `dfst coverage --minimal --json` prints): the cover, its
+    bounds, the pool it was drawn from and the rules no candidate reaches."""
+    result = minimal_cover(task, max_digits, seed=seed, pool_size=pool, progress=progress)
+    p, target = result.pool, union(result.pool.masks)
+    return {"task": task.name, "max_digits": max_digits, "seed": seed, "rules": len(task.agent.rules),
+            "reachable": len(result.reachable),
+            "unreachable": rule_list(task, set(task.agent.rules) - result.reachable),
+            "pool": {"instances": p.drawn, "distinct_rule_sets": len(p.masks), "exhaustive": p.exhaustive},
+            "greedy_size": len(result.greedy), "size": len(result.chosen),
+            "lower_bound": result.lower_bound, "halting_bound": result.halting_bound,
+            "pool_minimum": result.pool_minimum, "proved_minimal": result.lower_bound == len(result.chosen),
+            "irredundant": is_irredundant(result.chosen, p.masks, target),
+            "published_samples": PUBLISHED_SAMPLES.get(task.name),
+            "instances": [[i.a, i.b] for i in result.instances], "seconds": result.seconds}

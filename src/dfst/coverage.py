@@ -2,7 +2,8 @@
 
 A rule (state, symbol) that no PTO in the training set exercises cannot be learned: the data say
 nothing about it. `cover_instances` picks instances greedily until every rule reachable from the
-candidates is used, then fills up with random ones.
+candidates is used, then fills up with random ones. `coverage_report` is what `dfst coverage` prints
+(the smallest covering set, `--minimal`, is `dfst.cover_search.minimal_report`).
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ from collections.abc import Callable
 import numpy as np
 
 from dfst.automata import Transducer
-from dfst.data import PtoDataset, sample_instance
+from dfst.data import dataset_instances, load_dataset, sample_instance
+from dfst.errors import DfstError
 from dfst.grid.grid import Layout
 from dfst.grid.world import run_agent
 from dfst.tasks.base import Instance, Task
 
 Rule = tuple[str, str]
+PUBLISHED_SAMPLES = {"add2": 20, "add10": 225, "mult2": 750, "mult10": 10_000}  # the paper's training sets
+__all__ = ["PUBLISHED_SAMPLES", "check_coverage_values", "cover_instances", "coverage", "coverage_report",
+           "dataset_instances", "file_instances", "rule_list", "rules_used", "sampled_instances"]
 
 
 def rules_used(agent: Transducer, layout: Layout, max_steps: int) -> set[Rule]:
@@ -82,21 +87,46 @@ def _greedy_cover(task: Task, pool: list[Instance], samples: int, chosen: list[I
         covered |= used_by[best]
 
 
-def dataset_instances(task: Task, ds: PtoDataset, source: str = "the dataset") -> list[Instance]:
-    """The instances of a PTO dataset, checked: same task, and every stored PTO is the expert's replay
-    (so the rules the replay uses are the rules the PTOs exercise)."""
-    from dfst.arith import check_operand
-    from dfst.errors import DfstError
-    from dfst.rollout import run_table
+def check_coverage_values(max_digits: int | None, samples: int | None, seed: int, pool: int,
+                          sampler: str) -> None:
+    """The values `dfst coverage` takes, all checked before any work (named as its options)."""
+    from dfst.train_data import SAMPLERS
 
-    if ds.task != task.name:
-        raise DfstError(f"{source} holds {ds.task} PTOs, not {task.name}")
-    instances = []
-    for i, (a, b) in enumerate(ds.operands):
-        inst = Instance(check_operand(a, task.base, f"{source}: operand"),
-                        check_operand(b, task.base, f"{source}: operand"), "data")
-        run = run_table(task.agent, task.layout(inst), task.max_steps(inst), record=True)
-        if not np.array_equal(run.trace, ds.trace(i)):
-            raise DfstError(f"{source}: sample {i} ({a}, {b}) is not the {task.name} expert's run")
-        instances.append(inst)
-    return instances
+    if max_digits is not None and max_digits < 1:
+        raise DfstError(f"--max-digits must be at least 1, got {max_digits}")
+    if samples is not None and samples < 1:
+        raise DfstError(f"--samples must be at least 1, got {samples}")
+    if seed < 0 or pool < 0:
+        raise DfstError(f"--seed and --pool must be non-negative, got {seed} and {pool}")
+    if sampler not in SAMPLERS:
+        raise DfstError(f"unknown --sampler {sampler!r} (known: {', '.join(SAMPLERS)})")
+
+
+def file_instances(task: Task, path) -> tuple[list[Instance], dict]:
+    """The checked instances of a PTO dataset file, and where they came from (for reports)."""
+    return dataset_instances(task, load_dataset(path), str(path)), {"data": str(path)}
+
+
+def sampled_instances(task: Task, samples: int, max_digits: int, seed: int,
+                      sampler: str = "uniform") -> tuple[list[Instance], dict]:
+    """The instances a training sampler (`dfst.train_data.SAMPLERS`) draws, and how they were drawn."""
+    from dfst.train_data import SAMPLERS
+
+    ds = SAMPLERS[sampler](task, samples, max_digits, seed)
+    source = {"sampler": sampler, "samples": samples, "max_digits": max_digits, "seed": seed}
+    return [Instance(a, b) for a, b in ds.operands], source
+
+
+def coverage_report(task: Task, instances: list[Instance]) -> dict:
+    """Plain-JSON coverage of the expert's rules by the instances' runs (`dfst coverage --json`)."""
+    used, missing = coverage(task, instances)
+    return {"task": task.name, "instances": len(instances), "rules": len(task.agent.rules),
+            "covered": len(used), "used": rule_list(task, used), "missing": rule_list(task, missing)}
+
+
+def rule_list(task: Task, keys) -> list[dict]:
+    """The expert's rules for these (state, symbol) keys as dicts, in state then symbol order."""
+    order = {q: i for i, q in enumerate(task.agent.states)}
+    sym = {s: i for i, s in enumerate(task.alphabet)}
+    ordered = sorted(keys, key=lambda key: (order[key[0]], sym[key[1]]))
+    return [task.agent.rules[key].__dict__ for key in ordered]

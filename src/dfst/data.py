@@ -25,7 +25,8 @@ date, fixed permissions and this member order, so that one dataset always gives 
 
 k and d are the expert's numbers of symbols and states, kept for reference only. Arrays are plain
 `.npy` files and are loaded with `allow_pickle=False`; `load_dataset` checks everything and raises a
-one-line `DfstError` on any damage.
+one-line `DfstError` on any damage. `dataset_instances` checks more: each PTO is the expert's own run.
+`record_dataset_file` and `inspect_dataset` are what `dfst data` and `dfst data --inspect` do.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 import dfst
+from dfst.arith import check_operand
 from dfst.automata import MOVE_INDEX, MOVES
 from dfst.errors import DfstError
 from dfst.grid.world import Outcome
@@ -124,6 +126,26 @@ def record_dataset(task: Task, samples: int, max_digits: int, seed: int, min_dig
         sampling={"rule": SAMPLING_RULE, "min_digits": min_digits, "max_digits": max_digits},
         operands=operands, reads=steps[:, 0].copy(), writes=steps[:, 1].copy(), moves=steps[:, 2].copy(),
         offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), alphabet=task.alphabet)
+
+
+def record_dataset_file(task: Task, samples: int, max_digits: int, seed: int, out: str | Path, *,
+                        min_digits: int = 1, force: bool = False, max_memory: int | None = None,
+                        progress: Callable[[int], None] | None = None) -> dict:
+    """`record_dataset` into the file `out` (checked writable first, so a bad path costs nothing;
+    `force` replaces an earlier dataset), refused beyond `max_memory` bytes (default: DFST_MAX_MEMORY,
+    else half the RAM) before any recording. `progress` is called with 0 once the checks pass, then as
+    in `record_dataset`. Returns the dataset's `summarize` plus "file"."""
+    from dfst.budget import check_recording
+    from dfst.limits import default_max_memory
+
+    check_output_file(out, force=force)
+    if samples >= 1 and 1 <= min_digits <= max_digits:  # else record_dataset says what is wrong
+        check_recording(task, samples, max_digits, default_max_memory() if max_memory is None else max_memory)
+    if progress is not None:
+        progress(0)
+    dataset = record_dataset(task, samples, max_digits, seed, min_digits=min_digits, progress=progress)
+    save_dataset(dataset, out, overwrite=force)
+    return summarize(dataset) | {"file": str(out)}
 
 
 def sample_instance(task: Task, rng: np.random.Generator, min_digits: int, max_digits: int) -> Instance:
@@ -314,3 +336,30 @@ def summarize(ds: PtoDataset) -> dict:
         "distinct_triples": int(np.unique(triples).size),
         "moves": {name: int(c) for name, c in zip(MOVES, counts)},
     }
+
+
+def dataset_instances(task: Task, ds: PtoDataset, source: str = "the dataset") -> list[Instance]:
+    """The instances of a PTO dataset, checked: same task, and every stored PTO is the expert's replay
+    (so the rules the replay uses are the rules the PTOs exercise)."""
+    if ds.task != task.name:
+        raise DfstError(f"{source} holds {ds.task} PTOs, not {task.name}")
+    instances = []
+    for i, (a, b) in enumerate(ds.operands):
+        inst = Instance(check_operand(a, task.base, f"{source}: operand"),
+                        check_operand(b, task.base, f"{source}: operand"), "data")
+        run = run_table(task.agent, task.layout(inst), task.max_steps(inst), record=True)
+        if not np.array_equal(run.trace, ds.trace(i)):
+            raise DfstError(f"{source}: sample {i} ({a}, {b}) is not the {task.name} expert's run")
+        instances.append(inst)
+    return instances
+
+
+def inspect_dataset(path: str | Path) -> dict:
+    """The dataset's summary, after the checks `dfst coverage` and `dfst train --data` make: the
+    task's operands, every PTO the expert's own run (a dataset of a task this dfst lacks: unchecked)."""
+    from dfst.tasks import TASKS
+
+    dataset = load_dataset(path)
+    if dataset.task in TASKS:
+        dataset_instances(TASKS[dataset.task], dataset, f"dataset {path}")
+    return summarize(dataset) | {"expert_runs_checked": dataset.task in TASKS}

@@ -4,22 +4,19 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from pathlib import Path
 
 import typer
 from rich.table import Table
 
-from dfst.automata import Transducer, load_transducer, save_transducer, to_dot
-from dfst.budget import check_rollout
-from dfst.cli.app import OPERAND_SETTINGS, JsonOption, app, console, print_json, read_operand
+from dfst.automata import Transducer, save_transducer, to_dot
+from dfst.cli.app import OPERAND_SETTINGS, JsonOption, TaskArgument, app, console, print_json, read_operand
 from dfst.errors import DfstError
 from dfst.grid.render import render_cells
 from dfst.limits import default_max_memory, parse_size
-from dfst.model_size import param_count
 from dfst.outputs import check_output_file
-from dfst.rollout import run_table
-from dfst.tasks import TASKS, Instance, Task, get_task
+from dfst.tasks import Task, get_task
+from dfst.tasks.solve import choose_instance, solve, task_agent, task_summaries
 
 MAX_DELAY = 60.0  # seconds per --animate frame; beyond that it is a hang, not an animation
 MaxMemoryOption = typer.Option(
@@ -31,8 +28,7 @@ MaxMemoryOption = typer.Option(
 @app.command("tasks")
 def tasks_command(as_json: bool = JsonOption) -> None:
     """List the tasks: base, alphabet size k, states d and the DFST parameter count."""
-    rows = [{"task": t.name, "base": t.base, "k": t.agent.k, "d": t.agent.d,
-             "params": param_count(t.agent.k, t.agent.d), "summary": t.summary} for t in TASKS.values()]
+    rows = task_summaries()
     if as_json:
         return print_json(rows)
     table = Table("task", "base", "k", "d", "DFST params", "what")
@@ -43,7 +39,7 @@ def tasks_command(as_json: bool = JsonOption) -> None:
 
 @app.command("solve", context_settings=OPERAND_SETTINGS)
 def solve_command(
-    task_name: str = typer.Argument(..., metavar="TASK"),
+    task_name: str = TaskArgument,
     a: str = typer.Argument(None, help="First operand in the task's base, or @FILE."),
     b: str = typer.Argument(None, help="Second operand in the task's base, or @FILE."),
     random_digits: int = typer.Option(None, "--random", help="Instead of A B: two random N-digit operands."),
@@ -62,37 +58,40 @@ def solve_command(
     With --json, stdout is one JSON document and --animate draws its frames on stderr."""
     task = get_task(task_name)
     _check_options(seed, delay, random_digits, a, b)
-    instance = _instance(task, a, b, random_digits, seed, memory_bound(max_memory), as_json)
+    memory = memory_bound(max_memory)
+    if a is not None and b is not None:  # @FILE operands are the command line's, read here
+        a, b = read_operand(a), read_operand(b)
+    instance = choose_instance(task, a, b, random_digits=random_digits, seed=seed, max_memory=memory,
+                               as_json=as_json, on_estimate=_note_long_run)
     agent = agent_for(task, agent_file)
-    layout = task.layout(instance)
     if animate:
         from dfst.cli.animate import animate_run
 
-        animate_run(agent, task, layout, task.max_steps(instance), delay, stderr=as_json)
-    start = time.perf_counter()
-    run = run_table(agent, layout, task.max_steps(instance))
-    seconds = time.perf_counter() - start
-    result = task.read_answer(run.cells, layout.answer) if run.outcome == "halted" else None
-    correct = result == task.expected(instance)
-    report = {"task": task.name, "a": instance.a, "b": instance.b, "result": result, "steps": run.steps,
-              "correct": correct, "outcome": str(run.outcome), "seconds": round(seconds, 6)}
+        animate_run(agent, task, task.layout(instance), task.max_steps(instance), delay, stderr=as_json)
+    solution = solve(task, instance, agent)
     if as_json:
-        print_json(report)
-        return 0 if correct else 1
+        print_json(solution.to_dict())
+        return 0 if solution.correct else 1
+    run, layout = solution.run, solution.layout
     if show:
         console.print(render_cells(run.cells, task.alphabet, task.blank, head=run.head,
                                    answer_row=layout.answer[0], color=console.is_terminal),
                       highlight=False, markup=False)
-    mark = "[green]correct[/]" if correct else "[red]WRONG[/]"
+    mark = "[green]correct[/]" if solution.correct else "[red]WRONG[/]"
     console.print(f"{task.name}: {_clip(instance.a)} {'+' if task.operation == 'add' else '×'} "
-                  f"{_clip(instance.b)} = {_clip(result or '(no answer)')}  {mark}  "
-                  f"({run.steps:,} steps, {run.outcome}, {seconds:.3f} s)", highlight=False)
-    return 0 if correct else 1
+                  f"{_clip(instance.b)} = {_clip(solution.result or '(no answer)')}  {mark}  "
+                  f"({run.steps:,} steps, {run.outcome}, {solution.seconds:.3f} s)", highlight=False)
+    return 0 if solution.correct else 1
 
 
 def memory_bound(text: str | None) -> int:
     """The bytes given to --max-memory, or the default (DFST_MAX_MEMORY, else half the RAM)."""
     return default_max_memory() if text is None else parse_size(text, "--max-memory")
+
+
+def memory_option(text: str | None) -> int | None:
+    """The bytes given to --max-memory; None when it is not given (the library's default applies)."""
+    return None if text is None else parse_size(text, "--max-memory")
 
 
 def _check_options(seed: int, delay: float, random_digits: int | None, a: str | None, b: str | None) -> None:
@@ -107,22 +106,6 @@ def _check_options(seed: int, delay: float, random_digits: int | None, a: str | 
         raise DfstError(f"--random needs at least 1 digit, got {random_digits}")
 
 
-def _instance(task: Task, a: str | None, b: str | None, random_digits: int | None, seed: int,
-              max_memory: int, as_json: bool) -> Instance:
-    """The operands, checked against the memory bound before anything of their size is built."""
-    if random_digits is not None:
-        _note_long_run(check_rollout(task, random_digits, random_digits, max_memory,
-                                     f"--random {random_digits:,}", generate=True, as_json=as_json))
-        return task.random_instances(random_digits, 1, seed)[0]
-    if a is None or b is None:
-        raise DfstError("give two operands A B (or --random N)")
-    a, b = read_operand(a), read_operand(b)
-    n, m = len(a), len(b)  # checked before the digits: a long operand's validation takes seconds
-    _note_long_run(check_rollout(task, n, m, max_memory, f"operands of {n:,} and {m:,} digits",
-                                 as_json=as_json))
-    return task.check(a, b)
-
-
 LONG_RUN_STEPS = 10**10  # memory is bounded; time is only announced, the user may want the run
 
 
@@ -134,13 +117,8 @@ def _note_long_run(estimate) -> None:
 
 
 def agent_for(task: Task, agent_file: Path | None) -> Transducer:
-    if agent_file is None:
-        return task.agent
-    agent = load_transducer(agent_file)
-    if tuple(agent.alphabet) != tuple(task.alphabet):
-        raise DfstError(f"agent alphabet {list(agent.alphabet)} does not match task {task.name}'s "
-                        f"{list(task.alphabet)} (same symbols, same order)")
-    return agent
+    """The task's expert, or the --agent file (same alphabet); `dfst.tasks.solve.task_agent`."""
+    return task_agent(task, agent_file)
 
 
 def _clip(text: str, width: int = 40) -> str:
@@ -149,7 +127,7 @@ def _clip(text: str, width: int = 40) -> str:
 
 @app.command("agent")
 def agent_command(
-    task_name: str = typer.Argument(..., metavar="TASK"),
+    task_name: str = TaskArgument,
     out: Path = typer.Option(None, "--out", help="Write the agent JSON here (default: stdout)."),
     dot: bool = typer.Option(False, "--dot", help="Graphviz DOT instead of JSON."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),

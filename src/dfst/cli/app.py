@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from dfst.errors import DfstError
@@ -23,6 +26,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                        "Safety rules and caps: docs/safety.md.")
 console = Console()
 JsonOption = typer.Option(False, "--json", help="Machine-readable JSON on stdout (also for errors).")
+TaskArgument = typer.Argument(..., metavar="TASK")  # a registered task's name (dfst tasks)
 # Operands like "-5" must reach our validation (and its clear message), not the option parser.
 OPERAND_SETTINGS = {"ignore_unknown_options": True}
 
@@ -127,3 +131,27 @@ def show_rows(rows: list[dict], columns: tuple[str, ...], title: str, *,
     for line in cells:
         table.add_row(*line)
     console.print(table)
+
+
+
+@contextmanager
+def progress_bar(description: str, total: int | None = None, *,
+                 quiet: bool) -> Iterator[Callable[..., None]]:
+    """A transient "done of total" bar on the console (off with --json: stdout is one document).
+
+    Yields `update(done, total=...)`; the bar is drawn from the first update on, so the checks a
+    library function makes before its work leave the terminal as it was when they refuse."""
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=console, transient=True, disable=quiet)
+    bar = progress.add_task(description, total=total)
+
+    def update(done: int, total: int | None = total) -> None:
+        if not progress.live.is_started:
+            progress.start()
+        progress.update(bar, completed=done, total=total)
+
+    try:
+        yield update
+    finally:
+        if progress.live.is_started:
+            progress.stop()

@@ -6,7 +6,6 @@ import typer
 from rich.table import Table
 
 from dfst.cli.app import JsonOption, app, console, parse_lengths, print_json
-from dfst.errors import DfstError
 
 bench_app = typer.Typer(help="Benchmarks (ratios against a baseline measured in the same run).",
                         no_args_is_help=True)
@@ -23,18 +22,12 @@ def bench_rollout_command(
     as_json: bool = JsonOption,
 ) -> None:
     """Steps per second, engine vs per-step PyTorch loop (batch 1), and peak memory of a long run."""
-    from dfst.bench import bench_memory, bench_rollout, smallest_dim
-    sizes = parse_lengths(dims, "--dims")
-    for name, value in (("--digits", digits), ("--torch-steps", torch_steps), ("--repeats", repeats),
-                        ("--memory-digits", memory_digits)):
-        if value < 1:
-            raise DfstError(f"{name} must be at least 1, got {value}")
-    if min(sizes) < smallest_dim():
-        raise DfstError(f"--dims must be >= {smallest_dim()}, the add2 expert's number of states")
-    rows = bench_rollout(sizes, digits, torch_steps, repeats)
-    memory = bench_memory(memory_digits)
+    from dfst.bench import run_bench
+
+    result = run_bench(parse_lengths(dims, "--dims"), digits, torch_steps, repeats, memory_digits)
     if as_json:
-        return print_json({"rollout": rows, "memory": memory})
+        return print_json(result)
+    rows, memory = result["rollout"], result["memory"]
     table = Table("d", "engine steps/s", "PyTorch steps/s", "ratio", "exact",
                   title=f"DFST rollout: dense add2 model, {digits:,} bits, batch 1, best of {repeats}")
     for r in rows:

@@ -1,18 +1,15 @@
-"""`dfst data`: record PTO datasets from the expert agents, or inspect one."""
+"""`dfst data`: record PTO datasets from the expert agents, or inspect one (`dfst.data`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from dfst.budget import check_recording
-from dfst.cli.agents import MaxMemoryOption, memory_bound
-from dfst.cli.app import JsonOption, app, console, print_json
+from dfst.cli.agents import MaxMemoryOption, memory_option
+from dfst.cli.app import JsonOption, app, console, print_json, progress_bar
 from dfst.errors import DfstError
-from dfst.outputs import check_output_file
 from dfst.tasks import get_task
 
 
@@ -34,41 +31,18 @@ def data_command(
     Operand lengths are drawn independently and uniformly from [min-digits, max-digits]; operands
     have a non-zero leading digit. The same seed gives a byte-identical file.
     """
-    from dfst.data import record_dataset, save_dataset, summarize
+    from dfst.data import inspect_dataset, record_dataset_file
 
     if inspect is not None:
-        return _show_summary(_inspect(inspect), as_json)
+        return _show_summary(inspect_dataset(inspect), as_json)
     if task_name is None or out is None:
         raise DfstError("give TASK and --out FILE to record a dataset, or --inspect FILE")
     task = get_task(task_name)
-    check_output_file(out, force=force)  # before the work, so a bad path costs nothing
-    if samples >= 1 and 1 <= min_digits <= max_digits:  # else record_dataset says what is wrong
-        check_recording(task, samples, max_digits, memory_bound(max_memory))
-    with _progress(as_json) as progress:
-        bar = progress.add_task(f"recording {task.name}", total=samples)
-        dataset = record_dataset(task, samples, max_digits, seed, min_digits=min_digits,
-                                 progress=lambda done: progress.update(bar, completed=done))
-    save_dataset(dataset, out, overwrite=force)
-    summary = summarize(dataset) | {"file": str(out)}
+    memory = memory_option(max_memory)
+    with progress_bar(f"recording {task.name}", samples, quiet=as_json) as update:
+        summary = record_dataset_file(task, samples, max_digits, seed, out, min_digits=min_digits,
+                                      force=force, max_memory=memory, progress=update)
     _show_summary(summary, as_json)
-
-
-def _inspect(path: Path) -> dict:
-    """The dataset's summary, after the checks `dfst coverage` and `dfst train --data` make: the
-    task's operands, every PTO the expert's own run (a dataset of a task this dfst lacks: unchecked)."""
-    from dfst.coverage import dataset_instances
-    from dfst.data import load_dataset, summarize
-    from dfst.tasks import TASKS
-
-    dataset = load_dataset(path)
-    if dataset.task in TASKS:
-        dataset_instances(TASKS[dataset.task], dataset, f"dataset {path}")
-    return summarize(dataset) | {"expert_runs_checked": dataset.task in TASKS}
-
-
-def _progress(quiet: bool) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console, transient=True, disable=quiet)
 
 
 def _show_summary(summary: dict, as_json: bool) -> None:

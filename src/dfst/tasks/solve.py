@@ -1,0 +1,92 @@
+"""Run an agent on one instance of a task and check the answer against Python's integers.
+
+This is `dfst solve` as functions: `task_agent` (the expert, or an agent file for the task's
+alphabet), `choose_instance` (given or random operands, refused beyond a memory bound before anything
+of their size is built) and `solve` (one run of the fast engine, judged). `task_summaries` is
+`dfst tasks`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from dfst.automata import Transducer, load_transducer
+from dfst.budget import Estimate, check_rollout
+from dfst.errors import DfstError
+from dfst.grid.grid import Layout
+from dfst.rollout import TableRun, run_table
+from dfst.tasks import TASKS
+from dfst.tasks.base import Instance, Task
+
+
+def task_summaries() -> list[dict]:
+    """One row per registered task: base, k symbols, d states, DFST parameters, what it computes."""
+    from dfst.model_size import param_count
+
+    return [{"task": t.name, "base": t.base, "k": t.agent.k, "d": t.agent.d,
+             "params": param_count(t.agent.k, t.agent.d), "summary": t.summary} for t in TASKS.values()]
+
+
+def task_agent(task: Task, agent_file: str | Path | None = None) -> Transducer:
+    """The task's expert, or the agent in `agent_file`, which must use the task's alphabet."""
+    if agent_file is None:
+        return task.agent
+    agent = load_transducer(agent_file)
+    if tuple(agent.alphabet) != tuple(task.alphabet):
+        raise DfstError(f"agent alphabet {list(agent.alphabet)} does not match task {task.name}'s "
+                        f"{list(task.alphabet)} (same symbols, same order)")
+    return agent
+
+
+def choose_instance(task: Task, a: str | None, b: str | None, *, random_digits: int | None = None,
+                    seed: int = 0, max_memory: int, as_json: bool = False,
+                    on_estimate: Callable[[Estimate], None] | None = None) -> Instance:
+    """The operands `a` and `b`, or with `random_digits` two random operands of that many digits
+    (`seed`); checked against `max_memory` bytes (`as_json`: counting a JSON report) before anything
+    of their size is built. `on_estimate` is told the estimate before the instance is built."""
+    if random_digits is not None:
+        estimate = check_rollout(task, random_digits, random_digits, max_memory,
+                                 f"--random {random_digits:,}", generate=True, as_json=as_json)
+        if on_estimate is not None:
+            on_estimate(estimate)
+        return task.random_instances(random_digits, 1, seed)[0]
+    if a is None or b is None:
+        raise DfstError("give two operands A B (or --random N)")
+    n, m = len(a), len(b)  # checked before the digits: a long operand's validation takes seconds
+    estimate = check_rollout(task, n, m, max_memory, f"operands of {n:,} and {m:,} digits", as_json=as_json)
+    if on_estimate is not None:
+        on_estimate(estimate)
+    return task.check(a, b)
+
+
+@dataclass(frozen=True)
+class Solution:
+    """One judged run: the final grid is `run.cells`, the answer is read at `layout.answer`."""
+
+    task: Task
+    instance: Instance
+    layout: Layout
+    run: TableRun
+    result: str | None  # the answer read off the grid; None unless the run halted with digits there
+    correct: bool
+    seconds: float
+
+    def to_dict(self) -> dict:
+        """The report of `dfst solve --json`."""
+        return {"task": self.task.name, "a": self.instance.a, "b": self.instance.b, "result": self.result,
+                "steps": self.run.steps, "correct": self.correct, "outcome": str(self.run.outcome),
+                "seconds": round(self.seconds, 6)}
+
+
+def solve(task: Task, instance: Instance, agent: Transducer | None = None) -> Solution:
+    """Run `agent` (default the task's expert) on `instance` with the compiled engine and check the
+    answer against Python's integers."""
+    layout = task.layout(instance)
+    start = time.perf_counter()
+    run = run_table(task.agent if agent is None else agent, layout, task.max_steps(instance))
+    seconds = time.perf_counter() - start
+    result = task.read_answer(run.cells, layout.answer) if run.outcome == "halted" else None
+    return Solution(task, instance, layout, run, result, result == task.expected(instance), seconds)
