@@ -1,5 +1,5 @@
 """Extraction with nearest-first RPNI-style merging on trained runs, as docs/training.md section 8
-measured it: without the fold of successors that dfst.merge.merged_labels now does (section 9), so a
+measured it: without the fold of successors that dfst.extract.merge.merged_labels now does (section 9), so a
 radius whose clusters show two successors for one (cluster, symbol) pair is skipped here.
 
     python experiments/merge_extract.py runs/add2-seeds/s*/
@@ -13,15 +13,16 @@ from dfst.checkpoint import load_checkpoint
 from dfst.compile import compile_agent
 from dfst.data import load_dataset
 from dfst.evaluate import EvalConfig, run_protocol
-from dfst.extract import cluster, read_rules, teacher_forced_points, transducer_from_rules
-from dfst.merge import merge_clusters, transitions
+from dfst.extract.cluster import cluster, read_rules, transducer_from_rules
+from dfst.extract.merge import merge_clusters, transitions
+from dfst.extract.points import teacher_forced_points
 from dfst.rollout import DfstWeights
 from dfst.tasks import get_task
 from dfst.tasks.base import BLANK
 
 
 def merged_agent(weights, data, task, radius):
-    points, steps = teacher_forced_points(weights, data)
+    points, steps = teacher_forced_points(weights, [data.trace(i) for i in range(data.samples)])
     labels = cluster(points, radius)
     _, conflicts = read_rules(labels, steps, task.alphabet)
     if conflicts:

@@ -18,10 +18,9 @@ import torch.nn.functional as F
 from dfst.compile import compile_agent
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
-from dfst.merge import extract_merged
+from dfst.extract import extract
 from dfst.rollout import DfstWeights
 from dfst.tasks import get_task
-from dfst.tasks.base import BLANK
 from dfst.train.batches import SAMPLERS, Sequences
 
 
@@ -74,7 +73,7 @@ def judge(task, data, weights, digits):
     rep, _ = run_protocol(task, DfstWeights.of(*weights), EvalConfig(digits, random=10, rescale=True))
     out["dfst"] = [lv["exact"] for lv in rep["levels"]]
     try:
-        found = extract_merged(weights, data, task.alphabet, BLANK)
+        found = extract(weights, data, agent=task.agent)
     except DfstError:
         out["states"] = None
         return out

@@ -39,7 +39,8 @@ def test_the_pipeline_from_expert_to_certificate(capsys, workdir):
     assert summary["extracted"]["rules"] == 24  # every rule the data shows, nothing invented
 
     extracted = run_json(capsys, "extract", run_dir, "--out", workdir / "again")
-    assert (workdir / "again" / "agent.json").read_bytes() == (run_dir / "extracted" / "agent.json").read_bytes()
+    again, saved = workdir / "again" / "agent.json", run_dir / "extracted" / "agent.json"
+    assert again.read_bytes() == saved.read_bytes()
     assert (extracted["states"], extracted["rules"]) == (summary["extracted"]["states"], 24)
 
     digits = ("--digits", "10,100,1000")

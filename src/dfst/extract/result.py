@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dfst.automata import MOVE_INDEX, HALT_MOVE, Transducer
+from dfst.automata import HALT_MOVE, MOVE_INDEX, Transducer
 
 HALT = -1                      # the target of a halting step, in every method's tables
 STOP = MOVE_INDEX[HALT_MOVE]   # a step halts iff its move is S (dfst.automata: the one convention)

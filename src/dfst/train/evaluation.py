@@ -17,13 +17,12 @@ from dfst.train.config import TrainConfig
 
 
 def extract_or_none(model: DFST, data: PtoDataset, task: Task):
-    """The automaton read off the model's states on `data` (clustered, then merged), or None when the
-    states show no conflict-free automaton."""
-    from dfst.merge import extract_merged
-    from dfst.tasks.base import BLANK
+    """The automaton read off the model's states on `data` by dfst.extract's default method (clustered,
+    then merged), or None when the states show no conflict-free automaton."""
+    from dfst.extract import extract
 
     try:
-        return extract_merged(model.numpy_weights(), data, task.alphabet, BLANK)
+        return extract(model, data, agent=task.agent)
     except DfstError:
         return None
 

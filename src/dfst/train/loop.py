@@ -226,14 +226,11 @@ def _finish(out: Path, model: DFST, cfg: TrainConfig, run_info: dict, done: int,
 
 def _save_extraction(out: Path, model: DFST, cfg: TrainConfig, data: PtoDataset) -> dict | None:
     """The automaton read off the kept model, compiled to exact weights in out/extracted/."""
-    from dfst.automata import save_transducer
-    from dfst.compile import compile_agent
+    from dfst.extract.saved import save_extraction
 
     found = extract_or_none(model, data, get_task(cfg.task))
     if found is None:
         return None
     provenance = {"source": "extract", "run": str(out), "radius": found.radius, "rules": found.pairs}
-    compiled = compile_agent(found.agent, task=cfg.task)
-    save_checkpoint(compiled, out / EXTRACTED_DIR, provenance, overwrite=True)
-    save_transducer(found.agent, out / EXTRACTED_DIR / "agent.json")
+    save_extraction(found, out / EXTRACTED_DIR, task=cfg.task, provenance=provenance, overwrite=True)
     return {"model": str(out / EXTRACTED_DIR), "states": found.agent.d, "rules": found.pairs}
