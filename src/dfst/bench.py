@@ -17,12 +17,10 @@ import tracemalloc
 import numpy as np
 import torch
 
-from dfst.automata import HALT_MOVE, MOVE_DELTAS, MOVE_INDEX
+from dfst.automata import MOVE_DELTAS, STOP
 from dfst.errors import DfstError
 from dfst.rollout import DfstWeights, rollout, run_dfst
 from dfst.tasks import TASKS
-
-_STOP = MOVE_INDEX[HALT_MOVE]
 
 
 def run_bench(dims=(12, 20, 32, 108), digits: int = 300_000, torch_steps: int = 20_000, repeats: int = 3,
@@ -71,7 +69,7 @@ def torch_loop_steps_per_second(weights: DfstWeights, cells: np.ndarray, head, m
             write, move = int(torch.argmax(B[x] @ h)), int(torch.argmax(C[x] @ h))
             cells[r, c] = write
             steps += 1
-            if move == _STOP:
+            if move == STOP:
                 break
             h = A[x] @ h
             r, c = r + MOVE_DELTAS[move][0], c + MOVE_DELTAS[move][1]

@@ -42,7 +42,7 @@ import numpy as np
 
 import dfst
 from dfst.arith import check_operand
-from dfst.automata import MOVE_INDEX, MOVES
+from dfst.automata import MOVES, STOP
 from dfst.errors import DfstError
 from dfst.grid.world import Outcome
 from dfst.inputs import parse_json, read_zip_members
@@ -58,7 +58,6 @@ SAMPLING_RULE = "uniform-lengths"
 META_KEYS = ("format", "version", "task", "base", "k", "d", "seed", "sampling", "samples", "steps",
              "alphabet", "moves", "operands", "dfst_version")
 _DATE = (1980, 1, 1, 0, 0, 0)  # the earliest date zip can store; fixed so files are reproducible
-_STOP = MOVE_INDEX["S"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -315,9 +314,9 @@ def _array_problem(ds: PtoDataset, meta: dict) -> str | None:
         if ds.steps and int(values.max()) >= bound:
             return f"{name} has value {int(values.max())}, expected less than {bound}"
     last = ds.moves[off[1:] - 1]
-    if np.any(last != _STOP):
-        return f"sample {int(np.argmax(last != _STOP))} does not end with the move S"
-    if int(np.count_nonzero(ds.moves == _STOP)) != ds.samples:
+    if np.any(last != STOP):
+        return f"sample {int(np.argmax(last != STOP))} does not end with the move S"
+    if int(np.count_nonzero(ds.moves == STOP)) != ds.samples:
         return "a sample has the move S before its end"
     return None
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from dfst.automata import HALT_MOVE, MOVE_DELTAS, MOVE_INDEX, Transducer
+from dfst.automata import MOVE_DELTAS, STOP, Transducer
 from dfst.grid.grid import Layout
 from dfst.grid.world import Outcome
 
@@ -25,7 +25,7 @@ HALTED, STEP_LIMIT, NO_RULE, OFF_LAYOUT, NON_FINITE = range(len(OUTCOMES))
 # Row and column change per move index: dfst.automata's one move table, as arrays numba can read.
 _DR = np.array([dr for dr, _ in MOVE_DELTAS], dtype=np.int64)
 _DC = np.array([dc for _, dc in MOVE_DELTAS], dtype=np.int64)
-_STOP = MOVE_INDEX[HALT_MOVE]
+_STOP = STOP  # a module global, so numba compiles it in as a constant
 
 
 @dataclass

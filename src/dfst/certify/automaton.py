@@ -9,10 +9,10 @@ stable: the classic Moore algorithm on a partial Mealy machine.
 
 from __future__ import annotations
 
-from dfst.automata import HALT_MOVE, MOVES, Rule, Transducer, make_transducer
+from dfst.automata import FINAL_STATE, HALT_MOVE, MOVES, Rule, Transducer, make_transducer
 from dfst.certify.lockstep import HALT, Graph
 
-FINAL, LOST = "halt", "lost"
+FINAL, LOST = FINAL_STATE, "lost"
 
 
 def minimal_classes(graph: Graph) -> list[int]:

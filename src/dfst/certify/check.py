@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dfst.automata import MOVE_INDEX, transducer_from_dict
-
-STOP = MOVE_INDEX["S"]
+from dfst.automata import STOP, transducer_from_dict
 
 
 def step32(A, B, C, h, x):

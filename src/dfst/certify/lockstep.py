@@ -17,12 +17,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dfst.automata import MOVE_INDEX, Transducer
+from dfst.automata import HALT_TARGET as HALT
+from dfst.automata import STOP, Transducer
 from dfst.certify.engine import direction, engine_step
 from dfst.rollout import DfstWeights
-
-HALT = -1  # edge target of a halting rule
-STOP = MOVE_INDEX["S"]
 
 
 @dataclass(frozen=True)

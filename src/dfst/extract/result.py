@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dfst.automata import HALT_MOVE, MOVE_INDEX, Transducer
+from dfst.automata import FINAL_STATE as FINAL
+from dfst.automata import HALT_TARGET as HALT
+from dfst.automata import STOP, Transducer
 
-HALT = -1                      # the target of a halting step, in every method's tables
-STOP = MOVE_INDEX[HALT_MOVE]   # a step halts iff its move is S (dfst.automata: the one convention)
-FINAL = "halt"                 # the final state of every extracted transducer
+__all__ = ["FINAL", "HALT", "STOP", "Extraction"]
 
 
 @dataclass(frozen=True)

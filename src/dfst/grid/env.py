@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from dfst.automata import MOVES
+from dfst.automata import MOVES, STOP
 from dfst.grid.grid import Layout
 from dfst.grid.render import render_cells
-from dfst.grid.world import HALT, act
+from dfst.grid.world import act
 from dfst.tasks.base import Instance, Task, random_operand
 
 
@@ -52,7 +52,7 @@ class GridEnv:
             raise ValueError(f"action {action} out of range")
         head = act(self.cells, self.head, write, move)  # the world's half of an agent's step
         self.steps += 1
-        terminated = move == HALT
+        terminated = move == STOP
         inside = 0 <= head[0] < self.cells.shape[0] and 0 <= head[1] < self.cells.shape[1]
         self.head = head if inside else None
         if self.head is None:  # walked off the layout's region

@@ -14,10 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from dfst.automata import HALT_MOVE, MOVE_DELTAS, MOVE_INDEX, Rule, Transducer
+from dfst.automata import MOVE_DELTAS, MOVE_INDEX, STOP, Rule, Transducer
 from dfst.grid.grid import Grid, Layout, Pos
-
-HALT = MOVE_INDEX[HALT_MOVE]
 
 
 class Outcome(StrEnum):
@@ -56,7 +54,7 @@ class Step:
     @property
     def halted(self) -> bool:
         """The step emitted S: the run is over (the head did not move)."""
-        return self.move == HALT
+        return self.move == STOP
 
 
 def act(cells, head: Pos, write: int, move: int) -> Pos:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from dfst.automata import MOVE_INDEX
+from dfst.automata import STOP
 from dfst.data import PtoDataset, record_dataset
 from dfst.errors import DfstError
 from dfst.rollout import run_table
@@ -30,7 +30,7 @@ def record_instances(task: Task, instances: list[Instance], seed: int, sampling:
     traces = []
     for inst in instances:
         run = run_table(task.agent, task.layout(inst), task.max_steps(inst), record=True)
-        if run.trace.shape[0] == 0 or run.trace[-1, 2] != MOVE_INDEX["S"]:
+        if run.trace.shape[0] == 0 or run.trace[-1, 2] != STOP:
             raise DfstError(f"the {task.name} expert did not halt on {inst.a} and {inst.b}")
         traces.append(run.trace)
     steps = np.concatenate(traces)
