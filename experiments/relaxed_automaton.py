@@ -15,7 +15,7 @@ Results are in docs/training.md.
 """
 import sys, time, argparse, torch, numpy as np
 from dfst.tasks import TASKS
-from dfst.coverage import cover_instances
+from dfst.data.coverage import cover_instances
 from dfst.rollout import DfstWeights, rollout, run_table
 p = argparse.ArgumentParser()
 p.add_argument("task"); p.add_argument("--seed", type=int, default=0); p.add_argument("--samples", type=int, default=20)

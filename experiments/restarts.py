@@ -16,12 +16,13 @@ import torch
 import torch.nn.functional as F
 
 from dfst.compile import compile_agent
+from dfst.data import SAMPLERS
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
 from dfst.extract import extract
 from dfst.rollout import DfstWeights
 from dfst.tasks import get_task
-from dfst.train.batches import SAMPLERS, Sequences
+from dfst.train.batches import Sequences
 
 
 def init(R, k, d, seed, kind, scale):

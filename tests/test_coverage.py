@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dfst.coverage import cover_instances, coverage, rules_used
+from dfst.data.coverage import cover_instances, coverage, rules_used
 from dfst.tasks import TASKS, Instance
 
 
@@ -42,7 +42,7 @@ def test_cover_instances_is_deterministic():
 
 def test_a_rule_the_first_pool_misses_is_found_in_a_bigger_one():
     """add10, seed 2: no pair of the first 2,000 candidates puts a 9 over a 0 after a carry."""
-    from dfst.coverage import cover_instances
+    from dfst.data.coverage import cover_instances
     from dfst.tasks import get_task
 
     task = get_task("add10")
@@ -63,7 +63,7 @@ def _pairs_by_replay(task, inst):
 
 @pytest.mark.parametrize("name,a,b", [("add2", "1011", "111"), ("mult2", "0", "11"), ("mult10", "907", "35")])
 def test_rule_pairs_used_are_the_rules_and_their_successions(name, a, b):
-    from dfst.coverage import rule_pairs_used
+    from dfst.data.coverage import rule_pairs_used
 
     task, inst = TASKS[name], Instance(a, b)
     used = rule_pairs_used(task.agent, task.layout(inst), task.max_steps(inst))
@@ -72,7 +72,7 @@ def test_rule_pairs_used_are_the_rules_and_their_successions(name, a, b):
 
 def test_a_pair_cover_shows_the_context_a_rule_cover_can_miss():
     """mult2: the round over the operand 0, where (shift_blank, 0) is followed by (shift0, blank)."""
-    from dfst.coverage import rule_pairs_used
+    from dfst.data.coverage import rule_pairs_used
 
     task = TASKS["mult2"]
     context = (("shift_blank", "0"), ("shift0", "_"))

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from cli_helpers import assert_one_line_error, run, run_json
-from dfst.cover_search import branch_and_bound, greedy_cover, prune
-from dfst.coverage import rules_used
 from dfst.data import record_dataset, save_dataset
+from dfst.data.cover_search import branch_and_bound, greedy_cover, prune
+from dfst.data.coverage import rules_used
 from dfst.grid.world import run_agent
 from dfst.tasks import TASKS, Instance
 

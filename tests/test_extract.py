@@ -9,12 +9,12 @@ import pytest
 
 from cli_helpers import assert_one_line_error, run, run_json
 from dfst.compile import compile_agent
+from dfst.data import cover_dataset
 from dfst.errors import DfstError
 from dfst.extract import METHODS, Extraction, extract, register_method
 from dfst.extract.points import teacher_forced_points
 from dfst.rollout import DfstWeights, run_table
 from dfst.tasks import TASKS
-from dfst.train_data import cover_dataset
 
 SAMPLES = {"add2": 20, "add10": 225, "mult2": 40, "mult10": 150}
 

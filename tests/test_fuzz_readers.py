@@ -24,7 +24,7 @@ from dfst.compile import compile_agent
 from dfst.data import PtoDataset, load_dataset, record_dataset, save_dataset
 from dfst.errors import DfstError
 from dfst.tasks import TASKS
-from dfst.train_state import load_train_state, save_train_state
+from dfst.train.state import load_train_state, save_train_state
 
 FUZZ = settings(max_examples=60, deadline=2000, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

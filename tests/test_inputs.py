@@ -476,7 +476,7 @@ def test_results_with_deep_json(tmp_path):
 
 
 def test_metrics_log_skips_torn_and_odd_lines(tmp_path):
-    from dfst.train_state import read_metrics
+    from dfst.train.rundir import read_metrics
 
     (tmp_path / "m.jsonl").write_bytes(b'{"iteration": 1, "loss": NaN}\n[1]\n' + b"[" * 10_000 + b'\n{"itera')
     (record,) = read_metrics(tmp_path / "m.jsonl")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dfst.cover_search import minimal_report
-from dfst.coverage import check_coverage_values, coverage_report, file_instances, sampled_instances
 from dfst.data import inspect_dataset, record_dataset_file
+from dfst.data.cover_search import minimal_report
+from dfst.data.coverage import check_coverage_values, coverage_report, file_instances, sampled_instances
 from dfst.errors import DfstError
 from dfst.tasks import TASKS
 from dfst.tasks.solve import choose_instance, solve, task_agent, task_summaries

@@ -8,6 +8,7 @@ import torch
 
 import dfst.extract.merge
 from dfst.compile import compile_agent
+from dfst.data import cover_dataset
 from dfst.errors import DfstError
 from dfst.extract import extract
 from dfst.extract.cluster import cluster
@@ -15,7 +16,6 @@ from dfst.extract.merge import folded_partition, merge_clusters
 from dfst.extract.points import teacher_forced_points
 from dfst.rollout import rollout
 from dfst.tasks import get_task
-from dfst.train_data import cover_dataset
 
 
 def test_copies_of_a_loop_merge_into_one_state():

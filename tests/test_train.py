@@ -14,12 +14,12 @@ import torch.nn.functional as F
 
 import dfst.train.loop
 from dfst.checkpoint import load_checkpoint
-from dfst.data import record_dataset
+from dfst.data import cover_dataset, record_dataset
 from dfst.errors import DfstError
 from dfst.model import DFST, FORWARDS, INITS, DFSTConfig
 from dfst.tasks import get_task
 from dfst.train import TrainConfig, lr_at, train
-from dfst.train.batches import Sequences, batch_rows, cover_dataset
+from dfst.train.batches import Sequences, batch_rows
 from dfst.train.objectives import ce_loss, mse_loss, noise_at
 from dfst.train.objectives import scores as teacher_forced
 from dfst.train.rundir import read_metrics
@@ -121,7 +121,7 @@ def test_minibatches_depend_on_seed_and_iteration_only():
 
 
 def test_cover_sampler_exercises_every_rule():
-    from dfst.coverage import coverage
+    from dfst.data.coverage import coverage
     from dfst.tasks import Instance
 
     task = get_task("add2")

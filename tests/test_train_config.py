@@ -54,8 +54,8 @@ def test_flat_and_grouped_construction_agree():
 
 
 def test_the_schemas_choices_are_the_registries():
+    from dfst.data import SAMPLERS
     from dfst.model import FORWARDS, INITS
-    from dfst.train.batches import SAMPLERS
     from dfst.train.loop import SCHEDULES
     from dfst.train.objectives import LOSSES
 

@@ -1,5 +1,8 @@
 """Every read of a user's file goes through here: bounded, non-blocking, one-line errors.
 
+(Over 400 lines on purpose: every bound on what dfst reads lives in this one module, so that a
+reviewer checks one file and no reader can skip a check.)
+
 A path on the command line can name anything: a FIFO (reading blocks forever), /dev/zero (never
 ends), a 2 GB file, JSON nested 100,000 deep (RecursionError), a zip bomb, a safetensors header
 that points past the end of the file. The readers below refuse each of these with a DfstError

@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dfst.errors import DfstError
-from dfst.train.config import TrainConfig
+from dfst.train.config import PUBLISHED, TrainConfig
+
+__all__ = ["DEFAULT", "MULT", "PUBLISHED", "RECIPES", "TARGET_DIGITS", "recipe"]
 
 # TrainConfig's defaults are the recipe; the per-task entries override the sample budget and the effort.
 DEFAULT = TrainConfig(eval_every=0)
@@ -31,11 +33,6 @@ RECIPES: dict[str, TrainConfig] = {
 
 # Robust length the issue asks for, per task.
 TARGET_DIGITS = {"add2": 100_000, "add10": 100_000, "mult2": 1000, "mult10": 300}
-
-# The published recipe as far as it is known (REFERENCE.md §3): identity init, lr and iterations not
-# published, no noise, one run, the trained model used as it is. `replace(cfg, **PUBLISHED)`.
-PUBLISHED = {"init": "identity", "normalize_h": False, "noise": 0.0, "restarts": 1, "extract": False}
-
 
 def recipe(task: str, seed: int, **overrides) -> TrainConfig:
     """The recipe of `task` with the given seed (and any field overridden)."""

@@ -6,8 +6,6 @@ the file and the field, never a KeyError or TypeError deep inside a table or a p
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from dfst.errors import DfstError
 
 NUMBER = (int, float)
@@ -67,24 +65,4 @@ def summary(data: object, where: str) -> dict:
     if found["eval"] is not None:
         require(found["eval"], {"robust_max_digits": int, "probabilistic_max_digits": int},
                 f"{where} eval")
-    return found
-
-
-def run_metrics(run: Path) -> list[dict]:
-    """A training run's metrics.jsonl records, each checked for the fields a plot reads."""
-    from dfst.train_state import read_metrics  # torch comes with it: not for `dfst --help`
-
-    path = run / "metrics.jsonl"
-    if not path.exists():
-        raise DfstError(f"{run} has no metrics.jsonl (not a dfst train run)")
-    found = read_metrics(path)
-    for i, record in enumerate(found):
-        where = f"{path} record {i + 1}"
-        require(record, METRIC, where)
-        if "loss" in record:
-            require(record, {"loss": NUMBER}, where)
-        if "eval" in record:
-            report = require(record["eval"], METRIC_EVAL, f"{where} eval")
-            if not require_list(report["levels"], LEVEL, f"{where} eval levels"):
-                raise DfstError(f"{where} eval has no levels")
     return found

@@ -38,7 +38,7 @@ from dfst.rollout import DfstWeights
 from dfst.run_guard import FORCE_HINT, run_lock
 from dfst.tasks import get_task
 from dfst.train import TrainConfig, train
-from dfst.train_state import check_run_dir, check_run_files, run_differences
+from dfst.train.rundir import check_run_dir, check_run_files, run_differences
 
 SYSTEMS = {"DFST": "model", "DFST (extracted)": "extracted"}
 RESULT_SCHEMA = 1  # bump when what a stored result holds, or how it is computed, changes

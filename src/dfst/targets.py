@@ -30,7 +30,7 @@ class Target:
 
 def is_run(path: Path) -> bool:
     """Does `path` hold a training run's config.json?"""
-    from dfst.train_state import CONFIG_FILE, RUN_FORMAT
+    from dfst.train.rundir import CONFIG_FILE, RUN_FORMAT
 
     config = path / CONFIG_FILE
     if not config.is_file() or config.is_symlink():
@@ -46,7 +46,7 @@ def resolve(path: str | Path, *, extracted: bool = False) -> Target:
         if extracted:
             raise DfstError(f"--extracted takes a training run directory; {path} is not one")
         return Target(path, None, CHECKPOINT)
-    from dfst.train_state import EXTRACTED_DIR, MODEL_DIR, SUMMARY_FILE
+    from dfst.train.rundir import EXTRACTED_DIR, MODEL_DIR, SUMMARY_FILE
 
     if not (path / SUMMARY_FILE).is_file():
         raise DfstError(f"run {path} is not finished (no {SUMMARY_FILE}): resume it with the same dfst train "
@@ -60,6 +60,6 @@ def resolve(path: str | Path, *, extracted: bool = False) -> Target:
 
 def run_data(run: Path) -> Path:
     """The training PTOs of a run (the data every PTO-based extraction reads)."""
-    from dfst.train_state import DATA_FILE
+    from dfst.train.rundir import DATA_FILE
 
     return run / DATA_FILE

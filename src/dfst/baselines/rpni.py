@@ -10,7 +10,7 @@ measures a DFST.
 seed the first n samples of a larger set are the n-sample set) and stops at the first count whose
 automaton is robust at `search_digits`; that count is the result's `samples`. Seeds give the spread.
 Samplers: "uniform" (`dfst.data.record_dataset`, the DFST's default) or "cover"
-(`dfst.coverage.cover_instances`: a greedy rule cover first, then uniform pairs).
+(`dfst.data.coverage.cover_instances`: a greedy rule cover first, then uniform pairs).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def record_traces(task: Task, samples: int, max_digits: int, seed: int, sampler:
         ds = record_dataset(task, samples, max_digits, seed)
         return [ds.trace(i) for i in range(ds.samples)]
     if sampler == "cover":
-        from dfst.coverage import cover_instances
+        from dfst.data.coverage import cover_instances
 
         return [run_table(task.agent, task.layout(i), task.max_steps(i), record=True).trace
                 for i in cover_instances(task, samples, max_digits, seed)]

@@ -26,6 +26,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                        "Safety rules and caps: docs/safety.md.")
 console = Console()
 JsonOption = typer.Option(False, "--json", help="Machine-readable JSON on stdout (also for errors).")
+MarkdownOption = typer.Option(False, "--markdown", help="A Markdown table (as in README.md).")
 TaskArgument = typer.Argument(..., metavar="TASK")  # a registered task's name (dfst tasks)
 # Operands like "-5" must reach our validation (and its clear message), not the option parser.
 OPERAND_SETTINGS = {"ignore_unknown_options": True}

@@ -18,14 +18,14 @@ def coverage_command(
     samples: int = typer.Option(None, "--samples", help="Draw this many instances with --sampler."),
     max_digits: int = typer.Option(None, "--max-digits", help="Longest operand, in digits."),
     seed: int = typer.Option(0, "--seed", help="Seed of the sampler, or of the --minimal pool."),
-    sampler: str = typer.Option("uniform", "--sampler", help="uniform or cover (dfst.train_data)."),
+    sampler: str = typer.Option("uniform", "--sampler", help="uniform or cover (dfst.data.samplers)."),
     minimal: bool = typer.Option(False, "--minimal", help="Search the smallest covering set instead."),
     pool: int = typer.Option(5000, "--pool", help="--minimal: random candidates when not exhaustive."),
     as_json: bool = JsonOption,
 ) -> None:
     """Which (state, symbol) rules of the expert the PTOs exercise and which never; or, with
     --minimal, a small set of instances of at most --max-digits digits that exercises them all."""
-    from dfst.coverage import check_coverage_values, coverage_report, file_instances, sampled_instances
+    from dfst.data.coverage import check_coverage_values, coverage_report, file_instances, sampled_instances
     from dfst.tasks import get_task
 
     task = get_task(task_name)
@@ -41,7 +41,7 @@ def coverage_command(
 
 
 def _check_options(data, samples, max_digits, minimal) -> None:
-    """Which options go together (their values: `dfst.coverage.check_coverage_values`)."""
+    """Which options go together (their values: `dfst.data.coverage.check_coverage_values`)."""
     if minimal and (data is not None or samples is not None):
         raise DfstError("--minimal searches its own instances: drop --data and --samples")
     if data is not None and (samples is not None or max_digits is not None):
@@ -53,8 +53,8 @@ def _check_options(data, samples, max_digits, minimal) -> None:
 
 
 def _minimal_report(task, max_digits, seed, pool, quiet) -> dict:
-    """`dfst.cover_search.minimal_report` with a progress bar while the candidates are replayed."""
-    from dfst.cover_search import minimal_report
+    """`dfst.data.cover_search.minimal_report` with a progress bar while the candidates are replayed."""
+    from dfst.data.cover_search import minimal_report
 
     with progress_bar(f"replaying {task.name} candidates", quiet=quiet) as update:
         update(0)  # on screen while the candidates are drawn, before the first count

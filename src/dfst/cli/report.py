@@ -6,14 +6,14 @@ from pathlib import Path
 
 import typer
 
-from dfst.cli.app import JsonOption, app, show_rows
+from dfst.cli.app import JsonOption, MarkdownOption, app, show_rows
 from dfst.results import REPORT_COLUMNS, report_rows
 
 
 @app.command("report")
 def report_command(
     checkpoints: list[Path] = typer.Argument(..., help="Checkpoint directories that dfst eval has run on."),
-    markdown: bool = typer.Option(False, "--markdown", help="A Markdown table (as in README.md)."),
+    markdown: bool = MarkdownOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Tabulate length-generalisation results of evaluated checkpoints."""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from dfst.cli.app import JsonOption, app, console, show_rows
+from dfst.cli.app import JsonOption, MarkdownOption, app, console, show_rows
 from dfst.errors import DfstError
 from dfst.results import RUN_COLUMNS, run_rows
 
@@ -14,7 +14,7 @@ from dfst.results import RUN_COLUMNS, run_rows
 @app.command("report-runs")
 def report_runs_command(
     runs: list[Path] = typer.Argument(..., help="Run directories written by dfst train."),
-    markdown: bool = typer.Option(False, "--markdown", help="A Markdown table."),
+    markdown: bool = MarkdownOption,
     as_json: bool = JsonOption,
 ) -> None:
     """One row per training run: final loss and the last closed-loop evaluation."""
@@ -30,10 +30,10 @@ def plot_runs_command(
     """Training loss and closed-loop robust length against iterations, one line per run."""
     from dfst.outputs import check_output_file
     from dfst.plots import FORMATS, plot_training_runs
-    from dfst.records import run_metrics
+    from dfst.train.rundir import checked_metrics
 
     if out.suffix.lower() not in FORMATS:
         raise DfstError(f"--out {out}: a figure is written as {', '.join(FORMATS)} (the suffix decides)")
     check_output_file(out, force=force)
-    series = {r.name: run_metrics(r) for r in runs}
+    series = {r.name: checked_metrics(r) for r in runs}
     console.print(f"wrote {plot_training_runs(series, out)}")

@@ -55,9 +55,8 @@ def train_command(
 
     Run the same command again to resume an interrupted run (even by kill -9), bit-identically.
     """
-    from dfst.data import load_dataset
+    from dfst.data import check_dataset, load_dataset
     from dfst.train import train
-    from dfst.train.batches import check_dataset
     from dfst.train.rundir import check_out
 
     task = get_task(task_name)

@@ -1,7 +1,8 @@
 """Training a DFST on PTOs: a package, each module one job.
 
     config      TrainConfig: the grouped, validated schema of a run (no torch: `dfst --help` reads it)
-    batches     the training PTOs: samplers, padded tensors, minibatches and noise per iteration
+    batches     the training PTOs as padded tensors, minibatches and noise per iteration (the
+                samplers that choose them: dfst.data.samplers)
     objectives  the loss and the penalties, each a named unit in a registry
     restarts    restarts side by side: their seeds, and the one kept
     evaluation  closed-loop evaluation during training, and the automaton read off a model

@@ -21,14 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dfst.checkpoint import load_checkpoint
-from dfst.data import PtoDataset
+from dfst.data import SAMPLERS, PtoDataset, record_instances
 from dfst.errors import DfstError
 from dfst.inputs import read_json_file
 from dfst.outputs import file_kind, is_temp_of, remove_own_file, write_atomic
 from dfst.rollout import DfstWeights
 from dfst.run_guard import LOCK_FILE, run_lock
 from dfst.tasks import Instance, Task, get_task
-from dfst.train.batches import SAMPLERS, record_instances
 from dfst.train.config import TrainConfig
 from dfst.train.loop import train
 from dfst.train.rundir import check_run_dir, clear_run, foreign_paths

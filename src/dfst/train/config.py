@@ -32,7 +32,7 @@ from dfst.tasks import get_task
 
 MAX_SEED = 2**63 - 1  # torch's seeds are 64-bit
 
-# The registries' names (dfst.train.batches.SAMPLERS, loop.SCHEDULES, dfst.model.INITS and FORWARDS,
+# The registries' names (dfst.data.SAMPLERS, loop.SCHEDULES, dfst.model.INITS and FORWARDS,
 # objectives.LOSSES), here so that validating a config and `dfst --help` never import torch;
 # tests/test_train_config.py checks that each registry has exactly these keys.
 CHOICES = {
@@ -167,7 +167,7 @@ FLAT_ORDER = ("task", "samples", "max_digits", "seed", "sampler", "d", "iters", 
 class TrainConfig:
     """One training run. The defaults are the recipe that works (docs/training.md): add2 on 20 covering
     samples of at most 3 digits, noise on the direction of h, 16 restarts, the automaton read off;
-    `recipes.PUBLISHED` lists the fields that give the published baseline.
+    `PUBLISHED` lists the fields that give the published baseline.
 
     Built from groups, flat fields, or both (flat fields override the groups' values):
     `TrainConfig(iters=100)`, `TrainConfig(optim=OptimConfig(iters=100), seed=3)`.
@@ -296,6 +296,12 @@ def command_line(cfg: TrainConfig, out: str | Path, data: str | Path | None = No
 # ----------------------------------------------------------------------------- recipes and data files
 
 
+# The published recipe as far as it is known (REFERENCE.md §3): identity init, lr and iterations not
+# published, no noise, one run, the trained model used as it is: `replace(cfg, **PUBLISHED)`, or
+# `dfst train --published`.
+PUBLISHED = {"init": "identity", "normalize_h": False, "noise": 0.0, "restarts": 1, "extract": False}
+
+
 def configure(task: str, values: dict, given: set[str] = frozenset(), *, published: bool = False,
               operands: list | None = None) -> tuple[TrainConfig, dict[str, dict]]:
     """The config of a `dfst train` command: the flat `values` of its options for `task`, then the
@@ -305,8 +311,6 @@ def configure(task: str, values: dict, given: set[str] = frozenset(), *, publish
     loop runs then). Returns the config and what each source set ({"--published": {...}, ...})."""
     cfg, set_by = TrainConfig(task=task, **values), {}
     if published:
-        from dfst.recipes import PUBLISHED
-
         cfg, set_by["--published"] = with_fields(cfg, PUBLISHED, given, "--published"), PUBLISHED
     if operands is not None:
         cfg = with_dataset(cfg, operands, given, "--data")

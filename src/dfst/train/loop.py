@@ -28,12 +28,12 @@ import torch
 
 from dfst import __version__
 from dfst.checkpoint import save_checkpoint
-from dfst.data import PtoDataset, summarize
+from dfst.data import SAMPLERS, PtoDataset, summarize
 from dfst.errors import DfstError
 from dfst.model import DFST, INITS, DFSTConfig, Population
 from dfst.run_guard import record_paths, run_lock
 from dfst.tasks import get_task
-from dfst.train.batches import SAMPLERS, Sequences, batch_rows, bucket_rows, dataset_sha256, step_noise
+from dfst.train.batches import Sequences, batch_rows, bucket_rows, dataset_sha256, step_noise
 from dfst.train.config import TrainConfig
 from dfst.train.evaluation import best_robust, evaluate_model, extract_or_none
 from dfst.train.objectives import LOSSES, noise_at, objective, scores

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import torch
 
+from dfst import records
 from dfst.checkpoint import CONFIG_FILE as CHECKPOINT_CONFIG
 from dfst.checkpoint import WEIGHTS_FILE
 from dfst.errors import DfstError
@@ -268,3 +269,21 @@ def check_out(out: Path, *, resume: bool, force: bool, rounds: bool = False) -> 
         existing = existing.parent
     if not os.access(existing, os.W_OK):
         raise DfstError(f"cannot write {out}: {existing} is not writable")
+
+
+def checked_metrics(run: Path) -> list[dict]:
+    """A training run's metrics.jsonl records, each checked for the fields a plot reads."""
+    path = run / METRICS_FILE
+    if not path.exists():
+        raise DfstError(f"{run} has no {METRICS_FILE} (not a dfst train run)")
+    found = read_metrics(path)
+    for i, record in enumerate(found):
+        where = f"{path} record {i + 1}"
+        records.require(record, records.METRIC, where)
+        if "loss" in record:
+            records.require(record, {"loss": records.NUMBER}, where)
+        if "eval" in record:
+            report = records.require(record["eval"], records.METRIC_EVAL, f"{where} eval")
+            if not records.require_list(report["levels"], records.LEVEL, f"{where} eval levels"):
+                raise DfstError(f"{where} eval has no levels")
+    return found

@@ -6,7 +6,7 @@ want few instances whose sets cover every rule any candidate reaches:
 
 1. the pool: every operand pair up to L digits when there are at most `EXHAUSTIVE_PAIRS` of them,
    otherwise every pair up to the largest length that fits, plus the hard instances and a seeded
-   random pool with leading-zero variants (`dfst.coverage.candidate_instances`);
+   random pool with leading-zero variants (`dfst.data.coverage.candidate_instances`);
 2. greedy set cover (the classic ln(n)-approximation), deterministic and then with seeded random
    tie-breaking, each followed by removal of instances one by one while the rest still cover
    everything, so no instance of the answer is redundant; the smallest wins;
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dfst.coverage import PUBLISHED_SAMPLES, Rule, candidate_instances, rule_list, rules_used
+from dfst.data.coverage import PUBLISHED_SAMPLES, Rule, candidate_instances, rule_list, rules_used
 from dfst.tasks.base import Instance, Task
 
 EXHAUSTIVE_PAIRS = 50_000  # operand pairs enumerated in full at most

@@ -3,7 +3,7 @@
 A rule (state, symbol) that no PTO in the training set exercises cannot be learned: the data say
 nothing about it. `cover_instances` picks instances greedily until every rule reachable from the
 candidates is used, then fills up with random ones. `coverage_report` is what `dfst coverage` prints
-(the smallest covering set, `--minimal`, is `dfst.cover_search.minimal_report`).
+(the smallest covering set, `--minimal`, is `dfst.data.cover_search.minimal_report`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dfst.automata import Transducer
-from dfst.data import dataset_instances, load_dataset, sample_instance
+from dfst.data.pto import dataset_instances, load_dataset, sample_instance
 from dfst.errors import DfstError
 from dfst.grid.grid import Layout
 from dfst.grid.world import run_agent
@@ -90,7 +90,7 @@ def _greedy_cover(task: Task, pool: list[Instance], samples: int, chosen: list[I
 def check_coverage_values(max_digits: int | None, samples: int | None, seed: int, pool: int,
                           sampler: str) -> None:
     """The values `dfst coverage` takes, all checked before any work (named as its options)."""
-    from dfst.train_data import SAMPLERS
+    from dfst.data import SAMPLERS
 
     if max_digits is not None and max_digits < 1:
         raise DfstError(f"--max-digits must be at least 1, got {max_digits}")
@@ -109,8 +109,8 @@ def file_instances(task: Task, path) -> tuple[list[Instance], dict]:
 
 def sampled_instances(task: Task, samples: int, max_digits: int, seed: int,
                       sampler: str = "uniform") -> tuple[list[Instance], dict]:
-    """The instances a training sampler (`dfst.train_data.SAMPLERS`) draws, and how they were drawn."""
-    from dfst.train_data import SAMPLERS
+    """The instances a training sampler (`dfst.data.SAMPLERS`) draws, and how they were drawn."""
+    from dfst.data import SAMPLERS
 
     ds = SAMPLERS[sampler](task, samples, max_digits, seed)
     source = {"sampler": sampler, "samples": samples, "max_digits": max_digits, "seed": seed}

@@ -1,0 +1,77 @@
+"""Training PTO sets: the samplers that choose which instances the expert is recorded on.
+
+"cover" picks instances that exercise every rule of the expert first (`dfst.data.coverage`), then
+random pairs; "pairs" also every pair of consecutive rules the candidates show; "uniform" is the
+rule of `dfst.data.record_dataset`. All are seeded. `check_dataset` checks a given set as
+`dfst coverage` does before anything trains on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from dfst.automata import STOP
+from dfst.data.pto import PtoDataset, record_dataset
+from dfst.errors import DfstError
+from dfst.rollout import run_table
+from dfst.tasks import Instance, Task
+
+
+def record_instances(task: Task, instances: list[Instance], seed: int, sampling: dict) -> PtoDataset:
+    """The expert's PTOs on the given instances, as a dataset (`sampling` says how they were chosen)."""
+    traces = []
+    for inst in instances:
+        run = run_table(task.agent, task.layout(inst), task.max_steps(inst), record=True)
+        if run.trace.shape[0] == 0 or run.trace[-1, 2] != STOP:
+            raise DfstError(f"the {task.name} expert did not halt on {inst.a} and {inst.b}")
+        traces.append(run.trace)
+    steps = np.concatenate(traces)
+    lengths = np.array([len(t) for t in traces], dtype=np.int64)
+    return PtoDataset(task=task.name, base=task.base, k=task.agent.k, d=task.agent.d, seed=seed,
+                      sampling=sampling, operands=[(i.a, i.b) for i in instances],
+                      reads=steps[:, 0].copy(), writes=steps[:, 1].copy(), moves=steps[:, 2].copy(),
+                      offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                      alphabet=task.alphabet)
+
+
+def cover_dataset(task: Task, samples: int, max_digits: int, seed: int) -> PtoDataset:
+    """A rule cover first, then random pairs (`dfst.data.coverage.cover_instances`), recorded."""
+    from dfst.data.coverage import cover_instances
+
+    instances = cover_instances(task, samples, max_digits, seed)
+    sampling = {"rule": "cover", "min_digits": 1, "max_digits": max_digits}
+    return record_instances(task, instances, seed, sampling)
+
+
+def pair_cover_dataset(task: Task, samples: int, max_digits: int, seed: int) -> PtoDataset:
+    """A cover of the rules and of the pairs of consecutive rules first, then random pairs."""
+    from dfst.data.coverage import cover_instances, rule_pairs_used
+
+    instances = cover_instances(task, samples, max_digits, seed, units=rule_pairs_used)
+    sampling = {"rule": "pairs", "min_digits": 1, "max_digits": max_digits}
+    return record_instances(task, instances, seed, sampling)
+
+
+def check_dataset(task: Task, dataset: PtoDataset, source: str) -> None:
+    """A dataset to train `task` on, checked as `dfst coverage` checks it: the task's, its operands the
+    task's, each PTO the expert's own run; a one-line DfstError naming `source` and the first bad sample."""
+    from dfst.data.coverage import dataset_instances
+
+    if dataset.task != task.name:
+        raise DfstError(f"{source} is for task {dataset.task}, not {task.name}")
+    for i, (a, b) in enumerate(dataset.operands):
+        try:
+            task.check(a, b)
+        except DfstError as exc:
+            raise DfstError(f"{source}: sample {i} ({a!r}, {b!r}): {exc}") from None
+    dataset_instances(task, dataset, source)
+
+
+# (task, samples, max_digits, seed) -> dataset
+SAMPLERS: dict[str, Callable[[Task, int, int, int], PtoDataset]] = {
+    "cover": cover_dataset,
+    "pairs": pair_cover_dataset,
+    "uniform": record_dataset,
+}
