@@ -11,11 +11,10 @@ from hypothesis import strategies as st
 
 from dfst.automata import make_transducer
 from dfst.certify import certify, check_certificate
-from dfst.certify.engine import engine_step
 from dfst.certify.search import confirm
 from dfst.compile import compile_agent
 from dfst.extract import extract
-from dfst.rollout import DfstWeights, _run_dfst
+from dfst.rollout import DfstWeights, _run_dfst, engine_step
 from dfst.tasks import TASKS
 from dfst.tasks.base import Instance
 

@@ -12,7 +12,7 @@ from dfst.compile import compile_agent
 from dfst.data import cover_dataset
 from dfst.errors import DfstError
 from dfst.extract import METHODS, Extraction, extract, register_method
-from dfst.extract.points import teacher_forced_points
+from dfst.model import teacher_forced_points
 from dfst.rollout import DfstWeights, run_table
 from dfst.tasks import TASKS
 

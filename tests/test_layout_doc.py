@@ -21,4 +21,5 @@ def test_the_readme_layout_names_every_module_and_package():
     present = {p.name + "/" for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
     present |= {p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"}
     assert present - named == set(), "modules missing from README's layout"
-    assert {n for n in named if n.endswith(".py")} - present - {"training.md"} == set(), "modules that are gone"
+    gone = {n for n in named if n.endswith(".py")} - present
+    assert gone == set(), "modules that are gone"

@@ -13,7 +13,7 @@ from dfst.errors import DfstError
 from dfst.extract import extract
 from dfst.extract.cluster import cluster
 from dfst.extract.merge import folded_partition, merge_clusters
-from dfst.extract.points import teacher_forced_points
+from dfst.model import teacher_forced_points
 from dfst.rollout import rollout
 from dfst.tasks import get_task
 

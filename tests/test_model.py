@@ -141,3 +141,29 @@ def test_gradients_reach_every_parameter_and_runs_are_deterministic():
         grads.append([p.grad.clone() for p in model.parameters()])
         assert all(g.abs().sum() > 0 for g in grads[-1])
     assert all(torch.equal(a, b) for a, b in zip(*grads))  # bit for bit on CPU
+
+
+def test_extraction_points_are_the_forward_pass_in_float64():
+    """`teacher_forced_points` (what extraction clusters) is `hidden_states` run in float64 and scaled
+    by max|h|, up to rounding: the same recurrence, not a second model."""
+    from dfst.compile import compile_agent
+    from dfst.data import cover_dataset
+    from dfst.model import hidden_states, teacher_forced_points
+    from dfst.tasks import TASKS
+
+    task = TASKS["add2"]
+    g = torch.Generator().manual_seed(0)
+    weights = [w + 0.05 * torch.randn(w.shape, generator=g) for w in
+               (p.detach() for p in compile_agent(task.agent).parameters())]
+    data = cover_dataset(task, 8, 3, 0)
+    traces = [data.trace(i) for i in range(data.samples)]
+    points, steps = teacher_forced_points([w.numpy() for w in weights], traces)
+    A, h0 = weights[0].double(), weights[3].double()
+    expected = []
+    for trace in traces:
+        reads = torch.as_tensor(trace[:, 0], dtype=torch.long)[None]
+        padded = torch.cat([reads, reads[:, :1]], dim=1)  # one more state: h after the last read
+        h = hidden_states(A, h0, padded)[0]
+        expected.append(h / h.abs().amax(-1, keepdim=True))
+    assert len(steps) == sum(len(t) for t in traces)
+    torch.testing.assert_close(torch.as_tensor(points), torch.cat(expected), rtol=1e-12, atol=1e-12)

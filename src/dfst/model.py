@@ -13,14 +13,16 @@ Teacher forcing: fed the symbols the expert read, every hidden state is known in
 function, `hidden_states`, computes them all (with or without a restart axis, normalisation and
 noise) by one of three methods of the same values (`FORWARDS`): a T-step loop over the symbol table,
 or a log-depth scan of prefix products (`dfst.scan`). `readout` and `teacher_forced` give the scores;
-`DFST.unroll`/`forward` and training (`dfst.train`) both call it. `Population` holds R restarts with a
-leading axis on every weight. Closed-loop execution on the grid lives in `dfst.rollout`, which takes
-the weights as numpy arrays (`numpy_weights`).
+`DFST.unroll`/`forward` and training (`dfst.train`) both call it; `teacher_forced_points` is its
+float64 form on PTOs, scaled by exact powers of two, that extraction (`dfst.extract`) clusters.
+`Population` holds R restarts with a leading axis on every weight. Closed-loop execution on the
+grid (the numba engine, and its one step callable from Python, `engine_step`) lives in
+`dfst.rollout`, which takes the weights as numpy arrays (`numpy_weights`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +37,7 @@ from dfst.scan import DEFAULT_SCAN, prefix_products_hillis_steele
 
 N_MOVES = len(MOVES)  # 5: C has one score row per move
 __all__ = ["DFST", "FORWARDS", "INITS", "N_MOVES", "DFSTConfig", "Population", "hidden_states", "param_count",
-           "readout", "teacher_forced", "weight_shapes"]
+           "readout", "teacher_forced", "teacher_forced_points", "weight_shapes"]
 
 
 def weight_shapes(k: int, d: int) -> dict[str, tuple[int, ...]]:
@@ -316,3 +318,43 @@ def teacher_forced(model: DFST | Population, reads: torch.Tensor, mask: torch.Te
     h = hidden_states(A, h0, reads, mask, noise, normalize=normalize, method=method)  # (R, b, T, d)
     out = readout(B, h, reads), readout(C, h, reads), h
     return tuple(t[0] for t in out) if single else out
+
+
+# ----------------------------------------------------------------------------- the float64 reference
+# Extraction clusters the teacher-forced states by direction, so it reads them in float64 from the
+# float32 weights, unnormalised (the recurrence itself, no noise) and brought back by exact powers of
+# two: the scaled points are the bits of the plain float64 recurrence while h never overflows on
+# long PTOs. `tests/test_model.py` checks them against `hidden_states` in float64.
+
+# One PTO step as extraction sees it: (index of h before, read, write, move, index of h after).
+PtoStep = tuple[int, int, int, int, int]
+
+
+def teacher_forced_points(weights: Sequence[np.ndarray], traces: Sequence[np.ndarray]
+                          ) -> tuple[np.ndarray, list[PtoStep]]:
+    """Scaled hidden states (n, d) and steps (from, read, write, move, to) over every PTO.
+
+    `weights` is (A, B, C, h0); `traces` holds one (T, 3) array of (read, write, move) per PTO."""
+    A, _, _, h0 = (np.asarray(w).astype(np.float64) for w in weights)
+    points, steps = [], []
+    for trace in traces:
+        h = h0
+        points.append(_scaled(h))
+        for x, w, m in trace:
+            h = _power_of_two_scaled(A[x] @ h)
+            points.append(_scaled(h))
+            steps.append((len(points) - 2, int(x), int(w), int(m), len(points) - 1))
+    return np.array(points), steps
+
+
+def _power_of_two_scaled(h: np.ndarray) -> np.ndarray:
+    """h brought to max-abs in [0.5, 1) by a power of two: exact, so the scaled points are the same
+    bits as without it, but h no longer overflows on long PTOs (a trained mult10 model's did, within
+    its 522-step PTOs)."""
+    _, exponent = np.frexp(np.abs(h).max())
+    return np.ldexp(h, -exponent)  # inf or nan: frexp gives exponent 0, h stays as it is
+
+
+def _scaled(h: np.ndarray) -> np.ndarray:
+    top = np.abs(h).max()
+    return h / top if top > 0 else h

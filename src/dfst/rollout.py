@@ -194,6 +194,43 @@ def run_dfst(weights: DfstWeights, layout: Layout, max_steps: int, *, rescale: b
     return TableRun(OUTCOMES[code], int(steps), (int(r), int(c)), -1, cells, np.zeros((0, 3), np.uint8))
 
 
+# The engine's step callable from Python: a proof about the engine (dfst.certify) must reason about
+# the very numbers it computes, so this calls the compiled kernels and then does what `_run_dfst`
+# does with their result (finiteness check, optional rescale by max|h|). A test checks the two bit
+# for bit.
+
+
+@dataclass(frozen=True)
+class Step:
+    """What the engine does reading one symbol: written symbol, move, next h (None if not finite)."""
+
+    write: int
+    move: int
+    h: np.ndarray | None
+
+
+def engine_step(weights: DfstWeights, h: np.ndarray, x: int, rescale: bool) -> Step:
+    """The engine's step from float32 `h` reading symbol `x` (h is not modified)."""
+    d, k = h.shape[0], weights.B.shape[1]
+    out = np.empty(weights.Wt.shape[2], dtype=np.float32)
+    _matvec_t(weights.Wt, x, h, out)
+    move = int(_argmax(out, d + k, d + k + len(MOVE_DELTAS)))
+    write = int(_argmax(out, d, d + k))
+    nxt = out[:d].copy()
+    if not np.isfinite(nxt).all():
+        return Step(write, move, None)
+    scale = np.abs(nxt).max() if d else np.float32(0)
+    if rescale and scale > 0:
+        nxt /= scale  # float32 division, as the engine's `h /= scale`
+    return Step(write, move, nxt)
+
+
+def direction(h: np.ndarray) -> np.ndarray:
+    """h / max|h| in float64 (h itself if zero): the ray of h, which the readouts depend on."""
+    top = float(np.abs(h).max()) if h.size else 0.0
+    return h.astype(np.float64) / top if top > 0 else h.astype(np.float64)
+
+
 def judge(task, instance, run: TableRun, answer_at: tuple[int, int]) -> InstanceResult:
     """Exact iff the run halted and the answer read off the grid equals Python's."""
     answer = task.read_answer(run.cells, answer_at) if run.outcome == Outcome.HALTED else None

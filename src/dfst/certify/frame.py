@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dfst.certify.engine import direction
+from dfst.rollout import direction
 
 U32 = 2.0 ** -24  # unit roundoff of float32
 MAX_CONDITION = 1e8  # beyond this the float64 evaluation of the bounds is not trusted

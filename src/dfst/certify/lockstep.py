@@ -19,8 +19,7 @@ import numpy as np
 
 from dfst.automata import HALT_TARGET as HALT
 from dfst.automata import STOP, Transducer
-from dfst.certify.engine import direction, engine_step
-from dfst.rollout import DfstWeights
+from dfst.rollout import DfstWeights, direction, engine_step
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The `cluster` method: greedy clustering of a DFST's teacher-forced states, no merging.
 
-The scaled teacher-forced states (`dfst.extract.points`) are clustered greedily: a state joins
+The scaled teacher-forced states (`dfst.model.teacher_forced_points`) are clustered greedily: a state joins
 the first cluster whose centre is within `radius` in the max norm. Each (cluster, read symbol) pair
 takes the action and successor cluster the PTOs show; a pair shown with two different outcomes is a
 conflict. The radius is the largest on a fixed ladder that gives no conflict (fewest states), so the
@@ -17,8 +17,8 @@ import numpy as np
 
 from dfst.automata import MOVES, Rule, Transducer, make_transducer
 from dfst.errors import DfstError
-from dfst.extract.points import teacher_forced_points
 from dfst.extract.result import FINAL, HALT, STOP, Extraction
+from dfst.model import teacher_forced_points
 
 RADII = (2.0, 1.5, 1.0, 0.7, 0.5, 0.4, 0.3, 0.2, 0.1, 0.05, 0.02, 0.01)  # tried largest first
 

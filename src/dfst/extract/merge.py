@@ -22,8 +22,8 @@ import numpy as np
 from dfst.automata import Transducer
 from dfst.errors import DfstError
 from dfst.extract.cluster import cluster, read_rules, transducer_from_rules
-from dfst.extract.points import teacher_forced_points
 from dfst.extract.result import HALT, STOP, Extraction
+from dfst.model import teacher_forced_points
 
 # A partial Mealy machine over clusters: (cluster, symbol) -> (next cluster or HALT, write, move)
 Edges = dict[tuple[int, int], tuple[int, int, int]]
