@@ -141,9 +141,10 @@ def agent_command(
         return
     check_output_file(out, force=force)
     if dot:
-        from dfst.outputs import marker_text, write_atomic
+        from dfst.drawing import dot_bytes
+        from dfst.outputs import write_atomic
 
-        write_atomic(out, f"// {marker_text()}\n{to_dot(agent)}".encode())
+        write_atomic(out, dot_bytes(agent))
     else:
         save_transducer(agent, out)
     console.print(f"wrote {out} ({agent.d} states, {agent.k} symbols, {len(agent.rules)} rules)")

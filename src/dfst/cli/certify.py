@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
 import typer
 
-from dfst.cli.agents import agent_for
 from dfst.cli.app import JsonOption, app, console, print_json
 from dfst.cli.models import ExtractedOption, PathArgument, target_of
-from dfst.errors import DfstError
-from dfst.outputs import check_output_file, marker_text, write_atomic
+from dfst.outputs import check_output_file
 
 
 @app.command("certify")
@@ -31,34 +27,19 @@ def certify_command(
 
     Exit code 0: CERTIFIED and the certificate accepted by the independent checker; 1: a
     COUNTEREXAMPLE, INCONCLUSIVE or a rejected certificate; 2: bad input."""
-    from dfst.certify import certify, check_certificate
-    from dfst.checkpoint import load_checkpoint
-    from dfst.rollout import DfstWeights
-    from dfst.tasks import get_task
+    from dfst.certify.saved import certify_checkpoint
 
     if out is not None:
         check_output_file(out, force=force)  # before the proof search, not after it
     checkpoint = target_of(path, extracted, as_json)
-    model, config = load_checkpoint(checkpoint)
-    task = get_task(task_name or config["task"])
-    agent = agent_for(task, agent_file)
-    if (model.config.k, model.config.d) < (agent.k, 0) or model.config.k != agent.k:
-        raise DfstError(f"checkpoint has k={model.config.k} symbols, the agent {agent.k}")
-    weights = DfstWeights.of(*model.numpy_weights())
-    result = certify(weights, task, agent=agent, rescale=rescale)
-    report = result.to_dict() | {"checkpoint": str(checkpoint), "task": task.name}
-    if result.certificate is not None:
-        ok, why = check_certificate(result.certificate, weights.A, weights.B, weights.C, weights.h0, agent)
-        report["checker"] = why if ok else f"REJECTED: {why}"
-        if out is not None:
-            write_atomic(out, (json.dumps(result.certificate) + "\n").encode())
-            report["certificate"] = str(out)
-    holds = result.verdict == "CERTIFIED" and not report["checker"].startswith("REJECTED")
+    report, holds = certify_checkpoint(checkpoint, task=task_name, agent_file=agent_file, rescale=rescale,
+                                       out=out)
     if as_json:
         print_json(report)
         return 0 if holds else 1
-    colour = {"CERTIFIED": "green", "COUNTEREXAMPLE": "red"}.get(result.verdict, "yellow")
-    console.print(f"[{colour}]{result.verdict}[/] ({task.name}, {result.mode} mode, {result.seconds:.3f} s)")
+    colour = {"CERTIFIED": "green", "COUNTEREXAMPLE": "red"}.get(report["verdict"], "yellow")
+    console.print(f"[{colour}]{report['verdict']}[/] ({report['task']}, {report['mode']} mode, "
+                  f"{report['seconds']:.3f} s)")
     for key in ("proof", "nodes", "checker", "certificate", "counterexample", "diagnosis"):
         if key in report:
             console.print(f"  {key}: {json.dumps(report[key])}", highlight=False, markup=False)
@@ -72,16 +53,9 @@ def check_command(
     as_json: bool = JsonOption,
 ) -> None:
     """Re-verify a certificate with the independent checker; exit code 1 if it is rejected."""
-    from dfst.automata import transducer_from_dict
-    from dfst.certify import check_certificate
-    from dfst.checkpoint import load_checkpoint
-    from dfst.inputs import read_json_file
+    from dfst.certify.saved import check_saved_certificate
 
-    cert = read_json_file(certificate, f"cannot read certificate {certificate}")
-    if not isinstance(cert, dict) or cert.get("format") != "dfst-certificate" or "agent" not in cert:
-        raise DfstError(f"{certificate} is not a dfst certificate")
-    model, _ = load_checkpoint(checkpoint)
-    ok, why = check_certificate(cert, *model.numpy_weights(), transducer_from_dict(cert["agent"]))
+    ok, why = check_saved_certificate(certificate, checkpoint)
     if as_json:
         print_json({"accepted": ok, "reason": why})
     else:
@@ -97,26 +71,11 @@ def show_command(
 ) -> None:
     """Render an agent as Graphviz DOT (stdout or --out), or SVG when the `dot` binary exists."""
     from dfst.automata import load_transducer, to_dot
+    from dfst.drawing import write_drawing
 
     if out is not None:
         check_output_file(out, force=force)
-    dot = to_dot(load_transducer(agent_file))
+    agent = load_transducer(agent_file)
     if out is None:
-        return print(dot, end="")
-    if out.suffix == ".svg":
-        write_atomic(out, _svg(dot))
-    else:
-        write_atomic(out, f"// {marker_text()}\n{dot}".encode())
-    console.print(f"wrote {out}")
-
-
-def _svg(dot: str) -> bytes:
-    """Graphviz's SVG of `dot`, with dfst's marker as a comment after the XML declaration."""
-    if shutil.which("dot") is None:
-        raise DfstError("SVG needs graphviz's `dot` binary (not found); use --out FILE.dot")
-    done = subprocess.run(["dot", "-Tsvg"], input=dot.encode(), capture_output=True, timeout=300)
-    if done.returncode != 0:
-        raise DfstError(f"graphviz failed: {' '.join(done.stderr.decode(errors='replace').split())[:200]}")
-    head, sep, rest = done.stdout.partition(b"?>")
-    comment = f"\n<!-- {marker_text()} -->".encode()
-    return head + sep + comment + rest if sep else comment.lstrip() + b"\n" + done.stdout
+        return print(to_dot(agent), end="")
+    console.print(f"wrote {write_drawing(agent, out)}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
@@ -12,23 +11,12 @@ from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeE
 from rich.table import Table
 from rich.text import Text
 
-from dfst import __version__
 from dfst.cli.agents import MaxMemoryOption, agent_for, memory_bound
 from dfst.cli.app import JsonOption, app, console, parse_lengths, print_json
 from dfst.errors import DfstError
+from dfst.eval_files import REPORT_FILE, load_for_eval, prepare_report_dir, replay_failure, save_reports
 from dfst.evaluate import EvalConfig, check_lengths, run_protocol
-from dfst.inputs import read_json_file
-from dfst.outputs import (
-    refuse_special,
-    remove_own_file,
-    remove_stale_temporaries,
-    writable_directory,
-    write_atomic,
-)
-from dfst.rollout import DfstWeights, InstanceResult, judge, run_dfst
-from dfst.tasks import Instance, Task, get_task
-
-REPORT_FILE, PLOT_FILE, FAILURE_FILE = "eval.json", "eval.png", "first_failure.json"
+from dfst.tasks import get_task
 
 
 @app.command("compile")
@@ -74,17 +62,6 @@ def target_of(path: Path, extracted: bool, quiet: bool) -> Path:
     return target.checkpoint
 
 
-def load_for_eval(checkpoint: Path) -> tuple[Task, DfstWeights, dict]:
-    from dfst.checkpoint import load_checkpoint
-
-    model, config = load_checkpoint(checkpoint)
-    task = get_task(config["task"])
-    if model.config.k != len(task.alphabet):
-        raise DfstError(f"checkpoint {checkpoint} has k={model.config.k} symbols; task {task.name} "
-                        f"has {len(task.alphabet)}")
-    return task, DfstWeights.of(*model.numpy_weights()), config
-
-
 @app.command("eval")
 def eval_command(
     path: Path = PathArgument,
@@ -114,7 +91,10 @@ def eval_command(
     checkpoint = target_of(path, extracted, as_json)
     task, weights, _ = load_for_eval(checkpoint)
     check_lengths(task, cfg)  # before the progress display, so a refusal is the one line it prints
-    saving = _can_save_reports(Path(checkpoint))
+    saving = prepare_report_dir(Path(checkpoint))
+    if not saving:
+        print(f"dfst: warning: {checkpoint} is not writable; the report is printed, not saved",
+              file=sys.stderr)
     with _eval_progress(as_json) as progress:
         bar = progress.add_task("", total=None, n=0, instances=0)
         report, failure = run_protocol(
@@ -123,7 +103,7 @@ def eval_command(
             on_steps=lambda steps: progress.advance(bar, steps))
     report["checkpoint"] = str(checkpoint)
     try:
-        _save_outputs(Path(checkpoint), task, report, failure, saving)
+        save_reports(Path(checkpoint), task, report, failure, saving)
     except DfstError as exc:  # e.g. a read-only medium that os.access did not see: keep the result
         print(f"dfst: warning: the report was not saved: {exc}", file=sys.stderr)
         report["plot"] = None
@@ -135,17 +115,6 @@ def eval_command(
     return 0 if holds else 1
 
 
-def _can_save_reports(directory: Path) -> bool:
-    """Refuse report paths that are not regular files (before any work); warn if read-only."""
-    for name in (REPORT_FILE, PLOT_FILE, FAILURE_FILE):
-        refuse_special(directory / name, "report path")
-    if writable_directory(directory):
-        remove_stale_temporaries(directory, (REPORT_FILE, PLOT_FILE, FAILURE_FILE))
-        return True
-    print(f"dfst: warning: {directory} is not writable; the report is printed, not saved", file=sys.stderr)
-    return False
-
-
 class StepsPerSecond(ProgressColumn):
     def render(self, task) -> Text:
         return Text(f"{task.speed:,.0f} steps/s" if task.speed else "… steps/s")
@@ -155,29 +124,6 @@ def _eval_progress(quiet: bool) -> Progress:
     return Progress(TextColumn("N={task.fields[n]:,}  {task.fields[instances]} instances"),
                     BarColumn(), TextColumn("{task.completed:,.0f} steps"), StepsPerSecond(),
                     TimeElapsedColumn(), console=console, transient=True, disable=quiet)
-
-
-def _save_outputs(directory: Path, task: Task, report: dict, failure: InstanceResult | None,
-                  saving: bool) -> None:
-    from dfst.plots import plot_length_generalisation
-
-    report["first_failure"], report["plot"] = None, None
-    if failure is not None:
-        saved = {"task": task.name, "name": failure.name, "a": failure.a, "b": failure.b,
-                 "outcome": str(failure.outcome), "verdict": failure.verdict, "steps": failure.steps,
-                 "rescale": report["mode"] == "rescaled"}
-        report["first_failure"] = {k: v for k, v in saved.items() if k not in ("a", "b")} | {
-            "digits": max(len(failure.a), len(failure.b)),
-            "file": str(directory / FAILURE_FILE) if saving else None}
-    if not saving:
-        return
-    if failure is not None:
-        write_atomic(directory / FAILURE_FILE, json.dumps(saved | {"dfst_version": __version__}).encode())
-    else:
-        remove_own_file(directory / FAILURE_FILE)  # it belonged to an earlier evaluation
-    report["plot"] = str(plot_length_generalisation(report, directory / PLOT_FILE))
-    write_atomic(directory / REPORT_FILE, (json.dumps(report | {"dfst_version": __version__}, indent=1)
-                                           + "\n").encode())
 
 
 def _print_report(report: dict) -> None:
@@ -212,33 +158,14 @@ def replay_command(
     Exit code 0: the model is now exact on it; 1: it fails again; 2: bad input."""
     from dfst.grid.render import render_cells
 
-    checkpoint = target_of(path, extracted, as_json)
-    task, weights, _ = load_for_eval(checkpoint)
-    saved = _read_failure(failure_file or Path(checkpoint) / FAILURE_FILE)
-    if saved.get("task", task.name) != task.name:
-        raise DfstError(f"the saved instance is for task {saved['task']}, the checkpoint for {task.name}")
-    instance = task.check(saved["a"], saved["b"])
-    layout = task.layout(instance)
-    run = run_dfst(weights, layout, task.max_steps(instance), rescale=bool(saved.get("rescale")))
-    result = judge(task, Instance(instance.a, instance.b, saved.get("name", "saved")), run, layout.answer)
-    verdict = {"task": task.name, "name": result.name, "exact": result.exact,
-               "outcome": str(result.outcome), "verdict": result.verdict, "steps": result.steps,
-               "answer_digits": result.answer_digits,
-               "expected_digits": len(task.expected(instance))}
+    replay = replay_failure(target_of(path, extracted, as_json), failure_file)
+    verdict, run, task = replay.verdict, replay.run, replay.task
     if as_json:
         print_json(verdict)
-        return 0 if result.exact else 1
+        return 0 if replay.exact else 1
     console.print(render_cells(run.cells, task.alphabet, task.blank, head=run.head,
-                               answer_row=layout.answer[0], color=console.is_terminal),
+                               answer_row=replay.layout.answer[0], color=console.is_terminal),
                   highlight=False, markup=False)
-    word = "[green]exact[/]" if result.exact else "[red]fails again[/]"
-    console.print(f"{task.name} {result.name}: {word} ({result.verdict}, {result.steps:,} steps)")
-    return 0 if result.exact else 1
-
-
-def _read_failure(path: Path) -> dict:
-    saved = read_json_file(path, f"no saved instance at {path} (run dfst eval first, or pass --failure)",
-                           f"{path} is not a saved instance (bad JSON)")
-    if not isinstance(saved, dict) or not all(isinstance(saved.get(k), str) for k in ("a", "b")):
-        raise DfstError(f"{path} is not a saved instance (needs string fields a and b)")
-    return saved
+    word = "[green]exact[/]" if replay.exact else "[red]fails again[/]"
+    console.print(f"{task.name} {verdict['name']}: {word} ({verdict['verdict']}, {verdict['steps']:,} steps)")
+    return 0 if replay.exact else 1

@@ -1,0 +1,59 @@
+"""Certification of a saved checkpoint, and re-verification of a saved certificate.
+
+`certify_checkpoint` is what `dfst certify` runs: the proof search against the task's expert (or a
+given agent), the independent checker on the certificate it produced, and the certificate file.
+`check_saved_certificate` is `dfst check-certificate`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dfst.automata import transducer_from_dict
+from dfst.certify.certificate import FORMAT as CERTIFICATE_FORMAT
+from dfst.certify.check import check_certificate
+from dfst.certify.core import certify
+from dfst.errors import DfstError
+
+
+def certify_checkpoint(checkpoint: str | Path, *, task: str | None = None,
+                       agent_file: str | Path | None = None, rescale: bool = False,
+                       out: str | Path | None = None) -> tuple[dict, bool]:
+    """The report of `dfst certify` on a checkpoint, and whether the check holds: CERTIFIED and the
+    certificate accepted by the independent checker. A certificate is written to `out`, if given
+    (the caller checks `out` with `dfst.outputs.check_output_file` before the search)."""
+    from dfst.checkpoint import load_checkpoint
+    from dfst.outputs import write_atomic
+    from dfst.rollout import DfstWeights
+    from dfst.tasks import get_task
+    from dfst.tasks.solve import task_agent
+
+    model, config = load_checkpoint(checkpoint)
+    the_task = get_task(task or config["task"])
+    agent = task_agent(the_task, agent_file)  # the expert, or the agent file on the task's alphabet
+    if model.config.k != agent.k:
+        raise DfstError(f"checkpoint has k={model.config.k} symbols, the agent {agent.k}")
+    weights = DfstWeights.of(*model.numpy_weights())
+    result = certify(weights, the_task, agent=agent, rescale=rescale)
+    report = result.to_dict() | {"checkpoint": str(checkpoint), "task": the_task.name}
+    if result.certificate is not None:
+        ok, why = check_certificate(result.certificate, weights.A, weights.B, weights.C, weights.h0, agent)
+        report["checker"] = why if ok else f"REJECTED: {why}"
+        if out is not None:
+            write_atomic(Path(out), (json.dumps(result.certificate) + "\n").encode())
+            report["certificate"] = str(out)
+    holds = result.verdict == "CERTIFIED" and not report["checker"].startswith("REJECTED")
+    return report, holds
+
+
+def check_saved_certificate(certificate: str | Path, checkpoint: str | Path) -> tuple[bool, str]:
+    """Re-verify a certificate file against a checkpoint's weights: (accepted, reason)."""
+    from dfst.checkpoint import load_checkpoint
+    from dfst.inputs import read_json_file
+
+    cert = read_json_file(certificate, f"cannot read certificate {certificate}")
+    if not isinstance(cert, dict) or cert.get("format") != CERTIFICATE_FORMAT or "agent" not in cert:
+        raise DfstError(f"{certificate} is not a dfst certificate")
+    model, _ = load_checkpoint(checkpoint)
+    return check_certificate(cert, *model.numpy_weights(), transducer_from_dict(cert["agent"]))

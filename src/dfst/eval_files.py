@@ -1,0 +1,114 @@
+"""What `dfst eval` leaves next to a checkpoint, and `dfst replay`'s re-run of the saved failure.
+
+    DIR/eval.json            the protocol's report (dfst.evaluate.run_protocol), with dfst_version
+    DIR/eval.png             accuracy against N (dfst.plots)
+    DIR/first_failure.json   the first instance that failed (removed when an evaluation has none)
+
+A directory dfst cannot write gets no files (the report is still returned); a report path that is
+a link, FIFO or device is refused before any work (dfst.outputs).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from dfst import __version__
+from dfst.errors import DfstError
+from dfst.grid.grid import Layout
+from dfst.inputs import read_json_file
+from dfst.outputs import (
+    refuse_special,
+    remove_own_file,
+    remove_stale_temporaries,
+    writable_directory,
+    write_atomic,
+)
+from dfst.rollout import DfstWeights, InstanceResult, TableRun, judge, run_dfst
+from dfst.tasks import Instance, Task, get_task
+
+REPORT_FILE, PLOT_FILE, FAILURE_FILE = "eval.json", "eval.png", "first_failure.json"
+
+
+def load_for_eval(checkpoint: str | Path) -> tuple[Task, DfstWeights, dict]:
+    """The checkpoint's task, its weights for the engine, and its config."""
+    from dfst.checkpoint import load_checkpoint
+
+    model, config = load_checkpoint(checkpoint)
+    task = get_task(config["task"])
+    if model.config.k != len(task.alphabet):
+        raise DfstError(f"checkpoint {checkpoint} has k={model.config.k} symbols; task {task.name} "
+                        f"has {len(task.alphabet)}")
+    return task, DfstWeights.of(*model.numpy_weights()), config
+
+
+def prepare_report_dir(directory: Path) -> bool:
+    """Refuse report paths that are not regular files (before any work); True when the reports can be
+    saved (stale temporaries of a killed evaluation are removed then), False for a read-only one."""
+    for name in (REPORT_FILE, PLOT_FILE, FAILURE_FILE):
+        refuse_special(directory / name, "report path")
+    if writable_directory(directory):
+        remove_stale_temporaries(directory, (REPORT_FILE, PLOT_FILE, FAILURE_FILE))
+        return True
+    return False
+
+
+def save_reports(directory: Path, task: Task, report: dict, failure: InstanceResult | None,
+                 saving: bool) -> None:
+    """Fill the report's `first_failure` and `plot`; with `saving`, write the three files."""
+    from dfst.plots import plot_length_generalisation
+
+    report["first_failure"], report["plot"] = None, None
+    if failure is not None:
+        saved = {"task": task.name, "name": failure.name, "a": failure.a, "b": failure.b,
+                 "outcome": str(failure.outcome), "verdict": failure.verdict, "steps": failure.steps,
+                 "rescale": report["mode"] == "rescaled"}
+        report["first_failure"] = {k: v for k, v in saved.items() if k not in ("a", "b")} | {
+            "digits": max(len(failure.a), len(failure.b)),
+            "file": str(directory / FAILURE_FILE) if saving else None}
+    if not saving:
+        return
+    if failure is not None:
+        write_atomic(directory / FAILURE_FILE, json.dumps(saved | {"dfst_version": __version__}).encode())
+    else:
+        remove_own_file(directory / FAILURE_FILE)  # it belonged to an earlier evaluation
+    report["plot"] = str(plot_length_generalisation(report, directory / PLOT_FILE))
+    write_atomic(directory / REPORT_FILE, (json.dumps(report | {"dfst_version": __version__}, indent=1)
+                                           + "\n").encode())
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A saved instance run again: the verdict (plain JSON), and the run and layout to render."""
+
+    verdict: dict
+    exact: bool
+    task: Task
+    run: TableRun
+    layout: Layout
+
+
+def replay_failure(checkpoint: str | Path, failure_file: str | Path | None = None) -> Replay:
+    """Run the checkpoint's model again on the instance `dfst eval` saved (or `failure_file`)."""
+    task, weights, _ = load_for_eval(checkpoint)
+    saved = read_failure(Path(failure_file) if failure_file else Path(checkpoint) / FAILURE_FILE)
+    if saved.get("task", task.name) != task.name:
+        raise DfstError(f"the saved instance is for task {saved['task']}, the checkpoint for {task.name}")
+    instance = task.check(saved["a"], saved["b"])
+    layout = task.layout(instance)
+    run = run_dfst(weights, layout, task.max_steps(instance), rescale=bool(saved.get("rescale")))
+    result = judge(task, Instance(instance.a, instance.b, saved.get("name", "saved")), run, layout.answer)
+    verdict = {"task": task.name, "name": result.name, "exact": result.exact,
+               "outcome": str(result.outcome), "verdict": result.verdict, "steps": result.steps,
+               "answer_digits": result.answer_digits, "expected_digits": len(task.expected(instance))}
+    return Replay(verdict, result.exact, task, run, layout)
+
+
+def read_failure(path: Path) -> dict:
+    """A saved instance file: needs string fields a and b."""
+    saved = read_json_file(path, f"no saved instance at {path} (run dfst eval first, or pass --failure)",
+                           f"{path} is not a saved instance (bad JSON)")
+    if not isinstance(saved, dict) or not all(isinstance(saved.get(k), str) for k in ("a", "b")):
+        raise DfstError(f"{path} is not a saved instance (needs string fields a and b)")
+    return saved
