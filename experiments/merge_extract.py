@@ -15,7 +15,7 @@ from dfst.data import load_dataset
 from dfst.evaluate import EvalConfig, run_protocol
 from dfst.extract.cluster import cluster, read_rules, transducer_from_rules
 from dfst.extract.merge import merge_clusters, transitions
-from dfst.extract.points import teacher_forced_points
+from dfst.model import teacher_forced_points
 from dfst.rollout import DfstWeights
 from dfst.tasks import get_task
 from dfst.tasks.base import BLANK
