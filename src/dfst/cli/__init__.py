@@ -8,6 +8,7 @@ from dfst.cli import (  # noqa: F401  (each module registers its commands)
     coverage,
     datasets,
     extraction,
+    finetune,
     models,
     report,
     reproduce,

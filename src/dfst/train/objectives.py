@@ -96,6 +96,29 @@ PENALTIES: dict[str, Penalty] = {
 }
 
 
+# ----------------------------------------------------------------------------- fine-tuning penalties
+# Used by `dfst.train.finetune`, not by `objective`: they read the centres c_q of the automaton's
+# blocks (learned alongside the weights) and the block of every step, which no TrainConfig field holds.
+
+
+def consistency_penalty(A: torch.Tensor, centres: torch.Tensor, transitions: torch.Tensor) -> torch.Tensor:
+    """Mean over the observed transitions (q, x, q') of |A[x] c_q - c_q'|²: A maps each state's centre
+    onto its successor's, gain included (the centres are unit vectors). Closed loop nothing damps a
+    deviation from the centres, so this residual is what accumulates per step (docs/finetune.md)."""
+    q, x, nxt = transitions.unbind(-1)
+    image = torch.einsum("nij,nj->ni", A[x], centres[q])
+    return ((image - centres[nxt]) ** 2).sum(-1).mean()
+
+
+def centre_pull(h: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor,
+                centres: torch.Tensor) -> torch.Tensor:
+    """Mean over real steps of |h_t/|h_t| - c_(q_t)|²: each state's direction pulled onto its block's
+    centre. h (b, T, d), labels (b, T) with any value in padding, mask (b, T), centres (n, d)."""
+    direction = h / h.norm(dim=-1, keepdim=True).clamp_min(torch.finfo(h.dtype).tiny)
+    err = ((direction - centres[labels.clamp_min(0)]) ** 2).sum(-1)
+    return torch.where(mask, err, 0.0).sum() / mask.sum()
+
+
 def objective(losses: torch.Tensor, model: Population, h: torch.Tensor, mask: torch.Tensor, step: int,
               cfg: TrainConfig) -> torch.Tensor:
     """The scalar to minimise at 0-based iteration `step`: the restarts' losses (R,) and the penalties."""

@@ -1,0 +1,60 @@
+"""`dfst finetune`: fine-tune a finished training run so that its raw weights stay exact closed loop
+far beyond the training length (dfst.train.finetune; docs/finetune.md). Parses, calls, prints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from dfst.cli.app import JsonOption, app, console, print_json
+from dfst.train.finetune import FinetuneConfig
+
+_D = FinetuneConfig()  # the defaults of the options are the library's
+PHASES = {"adam": "Adam", "lbfgs": "L-BFGS"}
+
+
+@app.command("finetune")
+def finetune_command(
+    run: Path = typer.Argument(..., metavar="RUN", help="A finished dfst train run directory."),
+    out: Path = typer.Option(..., "--out", help="Directory to write (OUT/model, OUT/summary.json)."),
+    adam_iters: int = typer.Option(_D.adam_iters, "--adam-iters", help="Adam iterations with the noise "
+                                   "annealed to 0."),
+    plain_iters: int = typer.Option(_D.plain_iters, "--plain-iters", help="Adam iterations without noise."),
+    lbfgs_iters: int = typer.Option(_D.lbfgs_iters, "--lbfgs-iters", help="L-BFGS iterations (float64)."),
+    lr: float = typer.Option(_D.lr, "--lr", help="Peak Adam lr (one cosine over both Adam phases)."),
+    noise: float = typer.Option(_D.noise, "--noise", help="Initial σ of the noise on the direction of h."),
+    weight: float = typer.Option(_D.weight, "--weight", help="Weight of the consistency and pull penalties."),
+    seed: int = typer.Option(_D.seed, "--seed", help="Seed of the noise."),
+    threads: int = typer.Option(_D.threads, "--threads", help="Torch threads (bit-identity needs the same)."),
+    force: bool = typer.Option(False, "--force", help="Replace an earlier fine-tune in --out."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Fine-tune RUN's kept model: its states pulled onto the centres of the extracted automaton's
+    blocks, and A made to map each centre onto its successor's (Adam, then L-BFGS in float64). The
+    weights written are gradient descent's, float32; evaluate them with dfst eval OUT/model."""
+    from dfst.train.finetune import check_out_dir, finetune
+
+    cfg = FinetuneConfig(adam_iters, plain_iters, lbfgs_iters, lr, noise, weight, seed, threads)
+    check_out_dir(out, force=force)  # before torch loads: a refusal answers at once
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True, disable=as_json) as progress:
+        bar = progress.add_task("fine-tuning", total=None)
+
+        def on_step(record: dict) -> None:
+            if record["iteration"] % 100 == 0 or record["iteration"] == record["iters"]:
+                progress.update(bar, description=PHASES[record["phase"]], completed=record["iteration"],
+                                total=record["iters"])
+
+        summary = finetune(run, out, cfg, force=force, progress=on_step)
+    if as_json:
+        return print_json(summary)
+    table = Table("", "before", "after", title=f"{summary['task']} fine-tune of {run}")
+    for key, fmt in (("residual", "{:.3g}"), ("residual_max", "{:.3g}"), ("train_exact", "{}")):
+        table.add_row(key.replace("_", " "), *(fmt.format(summary[w][key]) for w in ("before", "after")))
+    console.print(table)
+    console.print(f"{summary['blocks']} blocks, {summary['transitions']} transitions; "
+                  f"{summary['cpu_seconds']:.0f} CPU s\nmodel: {summary['model']}\n"
+                  f"evaluate with: dfst eval {summary['model']} --digits 10,100,1000,10000")

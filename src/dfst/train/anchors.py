@@ -1,0 +1,188 @@
+"""The optimisation side of fine-tuning (`dfst.train.finetune`): the blocks, their centres, two phases.
+
+A trained DFST tracks the expert's states only roughly: its hidden states cluster around a few
+directions, and the readout is right on every training step, but A maps one cluster onto the next
+only approximately. Closed loop, nothing damps the error (a deviation toward another state's centre
+is carried along by a linear map), so a residual r per step accumulates, and N digits (~2.5N steps)
+need r well below 1/(2.5N). Fine-tuning makes r small on purpose:
+
+  blocks     every teacher-forced step labelled by the state of the automaton read off the model
+             (`dfst.extract`, merge): the automaton is run along each PTO, its state at step t is the
+             block of h_t. Only labels are taken from it, never a weight.
+  centres    one learnable unit vector c_q per block, started at the mean direction of its states.
+  objective  the training loss (mse, h normalised, noise on the direction), plus `weight` times the
+             consistency penalty |A[x] c_q - c_q'|² over observed transitions, the pull of every
+             normalised h_t toward c_(q_t), and the pull of h0 onto the initial centre
+             (`dfst.train.objectives`).
+  phases     Adam (cosine lr) with the noise annealed to 0, then Adam without noise; then L-BFGS in
+             float64 on the noise-free objective, which drives the residual toward float32's floor
+             where first-order steps stall.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from dfst.automata import STOP
+from dfst.data import PtoDataset
+from dfst.errors import DfstError
+from dfst.model import DFST, hidden_states, teacher_forced
+from dfst.train.batches import Sequences, step_noise
+from dfst.train.objectives import centre_pull, consistency_penalty, mse_loss
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """The block of every teacher-forced step and the observed transitions between blocks.
+
+    labels (N, T) int64, -1 in padding; transitions (n, 3) distinct (block, read, next block) of the
+    non-halting steps; `initial` the block of h_0; `count` blocks (the automaton's final state,
+    entered only by halting, has no centre: no state after a halt is ever read)."""
+
+    labels: torch.Tensor
+    transitions: torch.Tensor
+    initial: int
+    count: int
+
+
+def block_labels(model: DFST, data: PtoDataset, agent) -> Blocks:
+    """Run the automaton that `dfst.extract` (merge) reads off `model` along each PTO of `data`."""
+    from dfst.extract import extract
+
+    found = extract(model, data, agent=agent).agent
+    nxt, wrt, mov = found.tables()
+    initial, final = found.states.index(found.initial), found.states.index(found.final)
+    if initial == final:
+        raise DfstError("the automaton read off the model halts in its initial state")
+    seqs = Sequences.of(data)
+    labels = torch.full(seqs.reads.shape, -1, dtype=torch.int64)
+    seen: set[tuple[int, int, int]] = set()
+    for i in range(data.samples):
+        q = initial
+        for t, (x, w, m) in enumerate(data.trace(i)):
+            labels[i, t] = q
+            if nxt[q, x] < 0 or wrt[q, x] != w or mov[q, x] != m:
+                raise DfstError(f"the automaton read off the model departs from training PTO {i} at step {t}")
+            if m == STOP:
+                break
+            seen.add((q, int(x), int(nxt[q, x])))
+            q = int(nxt[q, x])
+    # states are numbered initial first and final last (dfst.extract.cluster.transducer_from_rules)
+    count = found.d - 1 if final == found.d - 1 else found.d
+    transitions = torch.tensor(sorted(seen), dtype=torch.int64).reshape(-1, 3)
+    if transitions.numel() and int(transitions[:, [0, 2]].max()) >= count:
+        raise DfstError("the automaton read off the model steps into its final state without halting")
+    return Blocks(labels, transitions, initial, count)
+
+
+def initial_centres(model: DFST, seqs: Sequences, blocks: Blocks) -> torch.Tensor:
+    """The mean direction of each block's noise-free teacher-forced states, as unit vectors (n, d)."""
+    reads, _, _, mask = seqs.batch(None)
+    with torch.no_grad():
+        h = hidden_states(model.A, model.h0, reads, mask, normalize=True)
+        labels = blocks.labels[:, :reads.shape[1]]
+        sums = torch.zeros(blocks.count, h.shape[-1], dtype=h.dtype).index_add_(0, labels[mask], h[mask])
+    sums[blocks.initial] += model.h0.detach() / model.h0.detach().norm()
+    return sums / sums.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+
+
+class Anchored(torch.nn.Module):
+    """The model and its learnable centres (c = u/|u|), with the fine-tuning objective."""
+
+    def __init__(self, model: DFST, centres: torch.Tensor, seqs: Sequences, blocks: Blocks, weight: float):
+        super().__init__()
+        self.model, self.u = model, torch.nn.Parameter(centres.clone())
+        self.batch, self.blocks, self.weight = seqs.batch(None), blocks, weight
+        self.labels = blocks.labels[:, :self.batch[0].shape[1]]
+
+    def centres(self) -> torch.Tensor:
+        return self.u / self.u.norm(dim=-1, keepdim=True)
+
+    def objective(self, noise: torch.Tensor | None) -> tuple[torch.Tensor, dict]:
+        """Loss + weight·(consistency + pull of h + pull of h0), and each part as a float."""
+        reads, writes, moves, mask = self.batch
+        symbols, move_scores, h = teacher_forced(self.model, reads, mask, noise, normalize=True)
+        c = self.centres()
+        parts = {"loss": mse_loss(symbols, move_scores, writes, moves, mask),
+                 "consistency": consistency_penalty(self.model.A, c, self.blocks.transitions),
+                 "pull": centre_pull(h, self.labels, mask, c),
+                 "pull_h0": ((self.model.h0 - c[self.blocks.initial]) ** 2).sum()}
+        total = parts["loss"] + self.weight * (parts["consistency"] + parts["pull"] + parts["pull_h0"])
+        return total, {name: value.item() for name, value in parts.items()}
+
+
+Progress = Callable[[dict], None] | None
+
+
+def adam_phase(anchored: Anchored, *, noisy: int, plain: int, lr: float, noise: float, seed: int,
+               progress: Progress = None) -> dict:
+    """`noisy` Adam iterations with σ annealed linearly from `noise` to 0, then `plain` without noise;
+    the lr follows one cosine over both. Noise per iteration from (seed, iteration), as training's."""
+    optimizer = torch.optim.Adam(anchored.parameters(), lr=lr, foreach=False)
+    total, parts = noisy + plain, {}
+    shape = (*anchored.batch[0].shape, anchored.model.config.d)
+    for it in range(total):
+        sigma = noise * (1 - it / noisy) if it < noisy else 0.0
+        for group in optimizer.param_groups:
+            group["lr"] = lr * 0.5 * (1 + math.cos(math.pi * it / total))
+        value, parts = anchored.objective(step_noise(seed, it + 1, sigma, shape))
+        optimizer.zero_grad(set_to_none=True)
+        value.backward()
+        optimizer.step()
+        if progress is not None:
+            progress({"phase": "adam", "iteration": it + 1, "iters": total, "objective": value.item()})
+    return {"iterations": total, **parts}
+
+
+def lbfgs_phase(anchored: Anchored, iters: int, progress: Progress = None, chunk: int = 100) -> dict:
+    """L-BFGS (strong Wolfe) in float64 on the noise-free objective; the weights return to float32
+    (a cast, nothing else). Stops early once a step changes nothing representable."""
+    if iters == 0:
+        return {"iterations": 0}
+    anchored.double()
+    optimizer = torch.optim.LBFGS(anchored.parameters(), lr=1, max_iter=chunk, history_size=100,
+                                  tolerance_grad=1e-15, tolerance_change=1e-20,
+                                  line_search_fn="strong_wolfe")
+
+    def closure():
+        optimizer.zero_grad(set_to_none=True)
+        value, _ = anchored.objective(None)
+        value.backward()
+        return value
+
+    done = 0
+    while done < iters:
+        for group in optimizer.param_groups:
+            group["max_iter"] = min(chunk, iters - done)
+            group["max_eval"] = group["max_iter"] * 5 // 4
+        optimizer.step(closure)
+        reached = optimizer.state_dict()["state"][0]["n_iter"]
+        stalled, done = reached == done, reached
+        if progress is not None:
+            progress({"phase": "lbfgs", "iteration": min(done, iters), "iters": iters})
+        if stalled:
+            break
+    with torch.no_grad():
+        _, parts = anchored.objective(None)
+    anchored.float()
+    return {"iterations": done, **parts}
+
+
+def measures(model: DFST, anchored: Anchored) -> dict:
+    """The float32 weights judged in float64: the consistency residual (mean of |A[x]c_q - c_q'|², and
+    the largest |A[x]c_q - c_q'|), and whether the noise-free teacher-forced argmax reproduces every
+    training step (write and move)."""
+    reads, writes, moves, mask = anchored.batch
+    with torch.no_grad():
+        A = model.A.detach().double()
+        c = anchored.centres().detach().double()
+        q, x, nxt = anchored.blocks.transitions.unbind(-1)
+        errors = (torch.einsum("nij,nj->ni", A[x], c[q]) - c[nxt]).norm(dim=-1)
+        symbols, move_scores, _ = teacher_forced(model, reads, mask, normalize=True)
+        right = (symbols.argmax(-1) == writes) & (move_scores.argmax(-1) == moves)
+    return {"residual": float((errors**2).mean()), "residual_max": float(errors.max()),
+            "train_exact": bool(right[mask].all()), "wrong_steps": int((~right & mask).sum())}

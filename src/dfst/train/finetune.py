@@ -1,0 +1,166 @@
+"""Fine-tuning a trained run so that its raw weights, not only the automaton read off them, are exact
+far beyond the training length (issue 16; docs/finetune.md).
+
+    finetune(run_dir, out_dir, FinetuneConfig()) -> summary
+
+reads RUN/model and RUN/data.pto.zip, labels the teacher-forced states by the automaton that
+`dfst.extract` reads off the model, fine-tunes weights and block centres against the consistency and
+pull penalties (`dfst.train.anchors`: Adam with annealed noise, then L-BFGS in float64), and writes
+
+    OUT/model         the fine-tuned weights: a dfst checkpoint, float32, as gradient descent left them
+    OUT/summary.json  the residuals and training-step exactness before and after, the phases, CPU time
+
+Nothing is copied from the extracted automaton but the block of each step. Deterministic: a fixed
+seed gives the same weights bit for bit on the CPU (seeded noise, deterministic torch, fixed threads).
+Importing this module does not import torch: `dfst finetune --help` reads FinetuneConfig.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from dfst import __version__
+from dfst.errors import DfstError
+
+FORMAT = "dfst-finetune"
+MODEL_DIR, SUMMARY_FILE = "model", "summary.json"
+OWN_FILES = (MODEL_DIR, SUMMARY_FILE)
+
+
+@dataclass(frozen=True)
+class FinetuneConfig:
+    """The schedule: `adam_iters` Adam iterations with the noise annealed from `noise` to 0, then
+    `plain_iters` without noise (one cosine lr from `lr` over both), then `lbfgs_iters` of L-BFGS in
+    float64. `weight` multiplies the consistency and pull penalties; `seed` draws the noise."""
+
+    adam_iters: int = 20000
+    plain_iters: int = 10000
+    lbfgs_iters: int = 3000
+    lr: float = 2e-4
+    noise: float = 0.03
+    weight: float = 10.0
+    seed: int = 0
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise DfstError(f"fine-tuning {f.name} must be a number >= 0, got {value!r}")
+            if f.type == "int" and not isinstance(value, int):
+                raise DfstError(f"fine-tuning {f.name} must be an integer, got {value!r}")
+        if self.lr <= 0 or self.threads < 1:
+            raise DfstError(f"fine-tuning needs lr > 0 and threads >= 1, got {self.lr}, {self.threads}")
+
+
+def finetune(run_dir: str | Path, out_dir: str | Path, cfg: FinetuneConfig | None = None, *,
+             force: bool = False, progress=None) -> dict:
+    """Fine-tune the finished training run `run_dir` into `out_dir`; returns the summary (also written
+    to out_dir/summary.json). `force` replaces an earlier fine-tune's files there, and only those.
+    `progress(record)` gets {"phase", "iteration", "iters"} as the phases go."""
+    import torch
+
+    from dfst.checkpoint import save_checkpoint
+    from dfst.outputs import make_directory, remove_own_file, write_atomic
+    from dfst.tasks import get_task
+    from dfst.train import anchors
+    from dfst.train.batches import Sequences
+    from dfst.train.loop import deterministic
+
+    cpu_start, clock = time.process_time(), time.perf_counter()
+    cfg = cfg or FinetuneConfig()
+    run, out = Path(run_dir), Path(out_dir)
+    task_name, model, data = read_run(run)
+    check_out_dir(out, force=force)
+    task = get_task(task_name)
+    with deterministic(cfg.threads):
+        seqs = Sequences.of(data)
+        blocks = anchors.block_labels(model, data, task.agent)
+        anchored = anchors.Anchored(model, anchors.initial_centres(model, seqs, blocks), seqs, blocks,
+                                    cfg.weight)
+        before = anchors.measures(model, anchored)
+        adam = anchors.adam_phase(anchored, noisy=cfg.adam_iters, plain=cfg.plain_iters, lr=cfg.lr,
+                                  noise=cfg.noise, seed=cfg.seed, progress=progress)
+        lbfgs = anchors.lbfgs_phase(anchored, cfg.lbfgs_iters, progress=progress)
+        after = anchors.measures(model, anchored)
+    if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
+        raise DfstError(f"fine-tuning {run} diverged (non-finite weights); try a smaller --lr")
+    provenance = {"source": "finetune", "run": str(run), "config": asdict(cfg), "blocks": blocks.count,
+                  "residual": after["residual"], "residual_max": after["residual_max"]}
+    make_directory(out)
+    remove_own_file(out / SUMMARY_FILE)  # no summary of old weights next to the new ones
+    save_checkpoint(model, out / MODEL_DIR, provenance, overwrite=force)
+    summary = {"format": FORMAT, "version": 1, "run": str(run), "task": task.name,
+               "model": str(out / MODEL_DIR), "config": asdict(cfg), "blocks": blocks.count,
+               "transitions": len(blocks.transitions), "before": before, "after": after,
+               "phases": {"adam": adam, "lbfgs": lbfgs},
+               "seconds": round(time.perf_counter() - clock, 3),
+               "cpu_seconds": round(time.process_time() - cpu_start, 3), "dfst_version": __version__}
+    write_atomic(out / SUMMARY_FILE, (json.dumps(summary, indent=1, allow_nan=False) + "\n").encode())
+    return summary
+
+
+def read_run(run: Path):
+    """(task, kept model, training PTOs) of a finished `dfst train` run, its files checked against
+    the run's manifest; anything else is a one-line DfstError."""
+    from dfst.checkpoint import load_checkpoint
+    from dfst.data import load_dataset
+    from dfst.outputs import file_kind
+    from dfst.train.rundir import CONFIG_FILE, DATA_FILE, RUN_FORMAT, check_run_files, read_json
+
+    kind = file_kind(run)
+    if kind != "directory":
+        raise DfstError(f"run directory {run} {'does not exist' if kind == 'missing' else 'is a ' + kind}")
+    config = read_json(run / CONFIG_FILE)
+    if config is None or config.get("format") != RUN_FORMAT:
+        raise DfstError(f"{run} is not a dfst training run (no run config.json)")
+    if file_kind(run / SUMMARY_FILE) != "file":
+        raise DfstError(f"{run} is an unfinished training run (finish it with dfst train first)")
+    check_run_files(run, config)
+    model, _ = load_checkpoint(run / MODEL_DIR)
+    data = load_dataset(run / DATA_FILE)
+    if model.config.task is None or model.config.task != data.task:
+        raise DfstError(f"{run}: the model's task {model.config.task} is not its data's {data.task}")
+    return data.task, model, data
+
+
+def check_out_dir(out: Path, *, force: bool) -> None:
+    """Refuse, before any work, an output that is not a new or empty directory or an earlier
+    fine-tune's (which needs `force`); a link or a user's file in it is never replaced."""
+    from dfst.checkpoint import CONFIG_FILE, WEIGHTS_FILE, is_checkpoint
+    from dfst.checkpoint import OWN_FILES as CHECKPOINT_OWN
+    from dfst.inputs import read_json_file
+    from dfst.outputs import file_kind, is_temp_of
+
+    kind = file_kind(out)
+    if kind == "missing":
+        return  # created, parents included, when the weights are written
+    if kind != "directory":
+        raise DfstError(f"output path {out} is a {kind}, not a directory")
+    entries = list(out.iterdir())
+    if not entries:
+        return
+    summary, model = out / SUMMARY_FILE, out / MODEL_DIR
+    if file_kind(summary) == "file":
+        own = _is_finetune(read_json_file(summary, f"cannot read {summary}"))
+    else:  # a fine-tune killed between its weights and its summary
+        own = file_kind(summary) == "missing" and file_kind(model) == "directory" and is_checkpoint(model)
+    foreign = [p.name for p in entries if p.name not in OWN_FILES and not is_temp_of(p.name, OWN_FILES)]
+    if not own or foreign:
+        raise DfstError(f"output directory {out} is not empty and holds no dfst fine-tune "
+                        "(choose another path)")
+    if not force:
+        raise DfstError(f"{out} already holds a fine-tuned model (pass --force to replace it)")
+    if file_kind(model) not in ("missing", "directory") or (model.exists() and not is_checkpoint(model)):
+        raise DfstError(f"{model} is not a dfst checkpoint; dfst leaves it alone (move it away)")
+    checkpoint_files = (CONFIG_FILE, WEIGHTS_FILE, *CHECKPOINT_OWN)
+    for entry in model.iterdir() if model.exists() else ():
+        if entry.name not in checkpoint_files and not is_temp_of(entry.name, checkpoint_files):
+            raise DfstError(f"{entry} was not written by dfst; dfst leaves {model} alone (move it away)")
+
+
+def _is_finetune(data: object) -> bool:
+    return isinstance(data, dict) and data.get("format") == FORMAT

@@ -1,0 +1,88 @@
+"""dfst finetune: the consistency residual falls, the training PTOs stay exact, a seed fixes the bytes,
+bad input is a one-line error. One tiny add2 run (~20 s) is shared by the module."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli_helpers import assert_one_line_error, run, run_json
+from dfst.errors import DfstError
+from dfst.train import TrainConfig, train
+from dfst.train.finetune import FinetuneConfig, finetune
+
+SHORT = ("--adam-iters", "100", "--plain-iters", "20", "--lbfgs-iters", "30")  # bytes, not quality
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("ft") / "run"
+    train(TrainConfig(task="add2", iters=1000, restarts=4, eval_every=0, eval_digits=(10,)), run_dir)
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def tuned(tiny_run, tmp_path_factory):
+    out = tmp_path_factory.mktemp("ft") / "tuned"
+    return out, finetune(tiny_run, out, FinetuneConfig(adam_iters=150, plain_iters=50, lbfgs_iters=300))
+
+
+def test_finetune_lowers_the_residual_and_stays_exact(tuned):
+    out, summary = tuned
+    before, after = summary["before"], summary["after"]
+    assert before["train_exact"], "the tiny run should already fit its PTOs"
+    assert after["train_exact"] and after["wrong_steps"] == 0
+    assert after["residual"] < before["residual"] / 10
+    assert summary["blocks"] >= 2 and summary["transitions"] >= summary["blocks"]
+    assert json.loads((out / "summary.json").read_text()) == summary
+    config = json.loads((out / "model" / "config.json").read_text())
+    assert config["provenance"]["source"] == "finetune" and config["task"] == "add2"
+
+
+def test_the_weights_are_gradient_descents_float32(tuned, tiny_run):
+    from dfst.checkpoint import load_checkpoint
+
+    model, _ = load_checkpoint(tuned[0] / "model")
+    trained, _ = load_checkpoint(tiny_run / "model")
+    assert model.A.dtype.is_floating_point and not (model.A == trained.A).all()
+    assert not ((model.A * 2).round() == model.A * 2).all(), "weights look rounded, not trained"
+
+
+def test_same_seed_same_bytes(capsys, tiny_run, tmp_path):
+    outs = [tmp_path / "a", tmp_path / "b"]
+    for out in outs:
+        run_json(capsys, "finetune", tiny_run, "--out", out, *SHORT)
+    a, b = ((out / "model" / "model.safetensors").read_bytes() for out in outs)
+    assert a == b
+    run_json(capsys, "finetune", tiny_run, "--out", outs[1], *SHORT, "--seed", "1", "--force")
+    assert (outs[1] / "model" / "model.safetensors").read_bytes() != a
+
+
+def test_eval_reads_the_finetuned_checkpoint(capsys, tuned):
+    code, out, _ = run(capsys, "eval", tuned[0] / "model", "--digits", "5", "--random", "2", "--json")
+    assert code in (0, 1) and "robust_max_digits" in json.loads(out)
+
+
+def test_bad_input_is_a_one_line_error(capsys, tiny_run, tuned, tmp_path):
+    (tmp_path / "notarun").mkdir()
+    (tmp_path / "notarun" / "x.txt").write_text("mine")
+    cases = [
+        (("finetune", tmp_path / "missing", "--out", tmp_path / "o1"), "does not exist"),
+        (("finetune", tmp_path / "notarun", "--out", tmp_path / "o2"), "not a dfst training run"),
+        (("finetune", tiny_run, "--out", tuned[0]), "--force"),
+        (("finetune", tiny_run, "--out", tmp_path / "notarun"), "holds no dfst fine-tune"),
+        (("finetune", tiny_run, "--out", tmp_path / "o3", "--lr", "0"), "lr > 0"),
+    ]
+    for argv, fragment in cases:
+        code, _, err = run(capsys, *argv)
+        assert_one_line_error(code, err, fragment)
+    assert (tmp_path / "notarun" / "x.txt").read_text() == "mine"
+    assert not (tmp_path / "o1").exists() and not (tmp_path / "o2").exists()
+
+
+def test_config_refuses_bad_values():
+    with pytest.raises(DfstError):
+        FinetuneConfig(adam_iters=-1)
+    with pytest.raises(DfstError):
+        FinetuneConfig(noise=float("nan"))
