@@ -15,8 +15,7 @@ from pathlib import Path
 
 import torch
 
-from dfst.baselines import neural_gpu
-from dfst.cli.baselines import parse_config
+from dfst.baselines import neural_gpu, parse_config
 from dfst.tasks import get_task
 
 # neural_gpu.DEFAULTS is the benchmark config: about 3 CPU minutes of training and 9 of evaluation (up to

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import torch
 
-from dfst.baselines import ntm
-from dfst.cli.baselines import parse_config
+from dfst.baselines import ntm, parse_config
 from dfst.tasks import get_task
 
 # add2: operands up to 8 bits (sequences of 2 x 17 + 1 steps), a few CPU minutes; the ladder stops at 500

@@ -23,8 +23,7 @@ import argparse
 import json
 from pathlib import Path
 
-from dfst.baselines import tp_transformer
-from dfst.cli.baselines import parse_config
+from dfst.baselines import parse_config, tp_transformer
 
 
 def main() -> None:

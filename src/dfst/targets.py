@@ -14,6 +14,9 @@ from dfst.errors import DfstError
 from dfst.inputs import read_json_file
 
 TRAINED, EXTRACTED, CHECKPOINT = "trained model", "extracted automaton", "checkpoint"
+# The names in a run directory that other packages read (dfst.train.rundir writes them).
+CONFIG_FILE, DATA_FILE, SUMMARY_FILE = "config.json", "data.pto.zip", "summary.json"
+MODEL_DIR, EXTRACTED_DIR, RUN_FORMAT = "model", "extracted", "dfst-train-run"
 
 
 @dataclass(frozen=True)
@@ -30,8 +33,6 @@ class Target:
 
 def is_run(path: Path) -> bool:
     """Does `path` hold a training run's config.json?"""
-    from dfst.train.rundir import CONFIG_FILE, RUN_FORMAT
-
     config = path / CONFIG_FILE
     if not config.is_file() or config.is_symlink():
         return False
@@ -46,20 +47,17 @@ def resolve(path: str | Path, *, extracted: bool = False) -> Target:
         if extracted:
             raise DfstError(f"--extracted takes a training run directory; {path} is not one")
         return Target(path, None, CHECKPOINT)
-    from dfst.train.rundir import EXTRACTED_DIR, MODEL_DIR, SUMMARY_FILE
-
     if not (path / SUMMARY_FILE).is_file():
         raise DfstError(f"run {path} is not finished (no {SUMMARY_FILE}): resume it with the same dfst train "
                         "command first")
     if extracted and not (path / EXTRACTED_DIR).is_dir():
         raise DfstError(f"run {path} has no extracted automaton (trained with --no-extract, or no "
-                        f"conflict-free automaton was found); try dfst extract {path} --method lockstep")
+                        f"conflict-free automaton was found); try dfst extract {path} --method lockstep "
+                        "--out DIR, then dfst eval DIR")
     sub = EXTRACTED_DIR if extracted else MODEL_DIR
     return Target(path / sub, path, EXTRACTED if extracted else TRAINED)
 
 
 def run_data(run: Path) -> Path:
     """The training PTOs of a run (the data every PTO-based extraction reads)."""
-    from dfst.train.rundir import DATA_FILE
-
     return run / DATA_FILE

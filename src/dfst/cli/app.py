@@ -10,6 +10,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -156,3 +157,20 @@ def progress_bar(description: str, total: int | None = None, *,
     finally:
         if progress.live.is_started:
             progress.stop()
+
+
+ExtractedOption = typer.Option(False, "--extracted", help="With a run directory: the automaton read off "
+                               "the trained weights (RUN/extracted) instead of the weights (RUN/model).")
+PathArgument = typer.Argument(..., metavar="RUN|CHECKPOINT", help="A dfst train run directory (its trained "
+                              "weights, or --extracted) or a checkpoint directory (compile, train, extract).")
+
+
+def target_of(path: Path, extracted: bool, quiet: bool) -> Path:
+    """The checkpoint that `path` names (a run: its model/ or extracted/), said on stderr when it is
+    a run's, so that a reader knows which model the figures are about."""
+    from dfst.targets import resolve
+
+    target = resolve(path, extracted=extracted)
+    if target.run is not None and not quiet:
+        print(f"dfst: using {target.describe()}", file=sys.stderr)
+    return target.checkpoint

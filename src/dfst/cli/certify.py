@@ -7,8 +7,7 @@ from pathlib import Path
 
 import typer
 
-from dfst.cli.app import JsonOption, app, console, print_json
-from dfst.cli.models import ExtractedOption, PathArgument, target_of
+from dfst.cli.app import ExtractedOption, JsonOption, PathArgument, app, console, print_json, target_of
 from dfst.outputs import check_output_file
 
 

@@ -38,7 +38,7 @@ def extract_command(
         check_output_file(out, force=force)
         save_transducer(agent, out)
         written, hint = {"agent": str(out)}, f"compile with: dfst compile {task.name} --agent {out} --out DIR"
-    info = {**written, "task": task.name, "from": found.target.describe(), "method": found.method,
+    info = {**written, "task": task.name, "from": found.source, "method": found.method,
             "states": agent.d, "rules": found.extraction.pairs, "radius": found.extraction.radius,
             "expert_states": task.agent.d, "expert_rules": len(task.agent.rules)}
     if as_json:

@@ -12,7 +12,16 @@ from rich.table import Table
 from rich.text import Text
 
 from dfst.cli.agents import MaxMemoryOption, agent_for, memory_bound
-from dfst.cli.app import JsonOption, app, console, parse_lengths, print_json
+from dfst.cli.app import (
+    ExtractedOption,
+    JsonOption,
+    PathArgument,
+    app,
+    console,
+    parse_lengths,
+    print_json,
+    target_of,
+)
 from dfst.errors import DfstError
 from dfst.eval_files import REPORT_FILE, load_for_eval, prepare_report_dir, replay_failure, save_reports
 from dfst.evaluate import EvalConfig, check_lengths, run_protocol
@@ -43,23 +52,6 @@ def compile_command(
         return print_json(info)
     console.print(f"compiled {agent.name} -> {out}  (k={agent.k}, d={agent.d}, "
                   f"{model.config.params:,} parameters)")
-
-
-ExtractedOption = typer.Option(False, "--extracted", help="With a run directory: the automaton read off "
-                               "the trained weights (RUN/extracted) instead of the weights (RUN/model).")
-PathArgument = typer.Argument(..., metavar="RUN|CHECKPOINT", help="A dfst train run directory (its trained "
-                              "weights, or --extracted) or a checkpoint directory (compile, train, extract).")
-
-
-def target_of(path: Path, extracted: bool, quiet: bool) -> Path:
-    """The checkpoint that `path` names (a run: its model/ or extracted/), said on stderr when it is
-    a run's, so that a reader knows which model the figures are about."""
-    from dfst.targets import resolve
-
-    target = resolve(path, extracted=extracted)
-    if target.run is not None and not quiet:
-        print(f"dfst: using {target.describe()}", file=sys.stderr)
-    return target.checkpoint
 
 
 @app.command("eval")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dfst.automata import Transducer, save_transducer
 from dfst.errors import DfstError
-from dfst.extract import DEFAULT_METHOD, NEEDS_PTOS, Extraction, extract
+from dfst.extract import DEFAULT_METHOD, NEEDS_MODEL, NEEDS_PTOS, Extraction, extract
 from dfst.targets import Target, resolve, run_data
 
 AGENT_FILE = "agent.json"
@@ -26,6 +26,7 @@ class Found:
     target: Target
     task: str
     method: str
+    source: str  # what was read, in words: the model (and whose PTOs), or the PTOs alone
 
 
 def extract_from(path: str | Path, method: str | None = None, *, data: str | Path | None = None,
@@ -44,7 +45,13 @@ def extract_from(path: str | Path, method: str | None = None, *, data: str | Pat
     if method in NEEDS_PTOS and source is None:
         raise DfstError(f"extraction method {method!r} reads PTOs: {path} is a checkpoint, pass --data FILE")
     ptos = load_dataset(source) if method in NEEDS_PTOS else None
-    return Found(extract(model, ptos, method, agent=reference), target, task_name, method)
+    try:
+        found = extract(model, ptos, method, agent=reference)
+    except DfstError as exc:
+        hint = "" if target.run or data is not None else "; try --method merge --data FILE (the PTOs)"
+        raise DfstError(f"{exc}{hint}") from None
+    read = f"the PTOs {source}" if method not in NEEDS_MODEL else target.describe()
+    return Found(found, target, task_name, method, read)
 
 
 def save_extraction(found: Extraction, out: str | Path, *, task: str, provenance: dict,

@@ -278,13 +278,16 @@ def format_value(value: Any) -> str:
 
 def command_line(cfg: TrainConfig, out: str | Path, data: str | Path | None = None) -> str:
     """The complete `dfst train` command of the run, defaults included, to reproduce it. With `data`
-    (the dataset file), --data replaces the sampling options it decides (samples, max_digits)."""
+    (the dataset file), --data replaces the sampling options it decides (samples, max_digits);
+    --forward is left out while h is normalised (it has no effect then, and `configure` refuses it)."""
     args = ["dfst", "train", cfg.task, "--out", str(out)]
     if data is not None:
         args += ["--data", str(data)]
     for f in flat_fields():
         value = getattr(cfg, f.name)
         if not f.metadata["flag"] or value is None or (data is not None and f.name in DATA_DECIDES):
+            continue
+        if f.name == "forward" and cfg.normalize_h:  # ignored then (the loop runs), and refused if given
             continue
         if isinstance(value, bool):
             args.append(option_name(f.name) if value else "--no-" + f.name.replace("_", "-"))

@@ -31,6 +31,7 @@ import torch
 
 from dfst import records
 from dfst.checkpoint import CONFIG_FILE as CHECKPOINT_CONFIG
+from dfst.checkpoint import OWN_FILES as CHECKPOINT_OWN
 from dfst.checkpoint import WEIGHTS_FILE
 from dfst.errors import DfstError
 from dfst.inputs import InputMissing, parse_json, read_bytes, read_json_if_exists
@@ -52,15 +53,16 @@ from dfst.run_guard import (
     read_manifest,
     write_recorded,
 )
+
+# the names that other packages read live with dfst.targets (a run directory given on the command line)
+from dfst.targets import CONFIG_FILE, DATA_FILE, EXTRACTED_DIR, MODEL_DIR, RUN_FORMAT, SUMMARY_FILE
 from dfst.train.state import train_state_bytes
 
-CONFIG_FILE, DATA_FILE, METRICS_FILE = "config.json", "data.pto.zip", "metrics.jsonl"
-STATE_FILE, MODEL_DIR, SUMMARY_FILE = "train_state.safetensors", "model", "summary.json"
-EXTRACTED_DIR = "extracted"
+METRICS_FILE, STATE_FILE = "metrics.jsonl", "train_state.safetensors"
 RUN_FILES = (CONFIG_FILE, DATA_FILE, METRICS_FILE, STATE_FILE, MODEL_DIR, EXTRACTED_DIR, SUMMARY_FILE)
-RUN_FORMAT = "dfst-train-run"
 OWN_FILES = (*RUN_FILES, MANIFEST_FILE)  # what a run writes, so what --force may remove
-CHECKPOINT_FILES = (WEIGHTS_FILE, CHECKPOINT_CONFIG, "agent.json")  # in model/ and extracted/
+CHECKPOINT_FILES = (WEIGHTS_FILE, CHECKPOINT_CONFIG, *CHECKPOINT_OWN)  # in model/ and extracted/: the
+# weights, agent.json and what dfst eval writes next to them
 
 
 def prepare_run(out_dir: str | Path, run_info: dict, *, resume: bool) -> Path:
