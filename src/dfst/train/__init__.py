@@ -10,6 +10,8 @@
     rundir      the run directory: layout, resume, manifest, metrics log
     state       the resumable training state (weights and Adam moments)
     cegis       counterexample-guided training: train, certify, add the counterexample, repeat
+    finetune    `dfst finetune`: a trained run's raw weights fine-tuned until they run exact closed loop
+    anchors     its blocks, centres and phases (Adam with annealed noise, then L-BFGS in float64)
 
 `from dfst.train import TrainConfig, train` is the entry point. Importing the package (or its
 config) does not import torch; the names that need it load their module when first used.
