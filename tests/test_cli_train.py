@@ -38,9 +38,10 @@ def test_train_writes_a_run(capsys, tmp_path):
 
 
 def test_defaults_are_train_configs(capsys, tmp_path):
-    run_json(capsys, "train", "add2", "--out", tmp_path / "run", "--iters", "2")
+    summary = run_json(capsys, "train", "add2", "--out", tmp_path / "run", "--iters", "2")
     saved = json.loads((tmp_path / "run" / "config.json").read_text())["train"]
-    assert saved == TrainConfig(iters=2).to_dict()
+    assert saved == TrainConfig(iters=2).to_dict()  # add2's recipe is TrainConfig's defaults (eval_every too)
+    assert summary["set_by"] == {"recipe": {"add2": {}}, "flags": {"iters": 2}}
 
 
 def test_data_file_replaces_sampling(capsys, tmp_path):
@@ -148,3 +149,23 @@ def test_resume_after_kill_9_is_bit_identical(capsys, tmp_path):
              read_metrics(killed / "metrics.jsonl")]
     assert strip == [{k: v for k, v in r.items() if k not in ("seconds", "eval")} for r in
                      read_metrics(tmp_path / "whole" / "metrics.jsonl")]
+
+
+def test_a_task_starts_from_its_recipe_and_given_flags_win(capsys, tmp_path):
+    summary = run_json(capsys, "train", "mult2", "--out", tmp_path / "run", *FAST, "--iters", "2",
+                       "--restarts", "1")
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())["train"]
+    given = {"samples": 6, "max_digits": 2, "eval_digits": [4], "eval_random": 2, "iters": 2, "restarts": 1}
+    recipe = {"batch": 64, "bucket": True, "sampler": "pairs", "noise": 0.01}  # mult2's, not TrainConfig's
+    assert {k: saved[k] for k in given} == given and {k: saved[k] for k in recipe} == recipe
+    assert saved == TrainConfig(task="mult2", **recipe, **given).to_dict()  # the rest: TrainConfig's defaults
+    assert summary["set_by"]["recipe"] == {"mult2": {"samples": 750, "max_digits": 5, "restarts": 4,
+                                                     "iters": 8000, **recipe}}
+    assert summary["set_by"]["flags"] == given
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert "--sampler pairs" in config["command"] and "--noise 0.01" in config["command"]
+    code, _, err = run(capsys, "train", "mult2", "--out", tmp_path / "text", *FAST, "--iters", "1")
+    assert code == 0
+    assert "mult2's recipe sets sampler=pairs, batch=64, bucket=True, noise=0.01, restarts=4" in err
+    assert "samples=750" not in err  # given on the command line: the flag, not the recipe
+

@@ -14,8 +14,8 @@ import pytest
 from cli_helpers import assert_one_line_error, run, run_json
 from dfst.errors import DfstError
 from dfst.recipes import DEFAULT, MULT, PUBLISHED, RECIPES, recipe
-from dfst.train import OptimConfig, TrainConfig
-from dfst.train.config import CHOICES, FLAT_ORDER, GROUP_OF, command_line, configure
+from dfst.train import OptimConfig, TrainConfig, config
+from dfst.train.config import CHOICES, FLAT_ORDER, GROUP_OF, command_line, configure, recipe_fields
 
 # Written by the code before TrainConfig was grouped (issue 15), never regenerated.
 PINNED = json.loads((Path(__file__).parent / "data" / "train_config_dicts.json").read_text())
@@ -90,7 +90,8 @@ def test_the_reproducing_command_names_every_field_as_before():
 
 def test_published_and_data_never_override_a_given_flag():
     cfg, set_by = configure("add2", {}, set(), published=True)
-    assert set_by == {"--published": PUBLISHED} and cfg == replace(TrainConfig(), **PUBLISHED)
+    assert set_by == {"recipe": {"add2": {}}, "--published": PUBLISHED}
+    assert cfg == replace(TrainConfig(), **PUBLISHED)
     same, _ = configure("add2", {"init": "identity"}, {"init"}, published=True)  # agrees: fine
     assert same == cfg
     with pytest.raises(DfstError, match="--init conflicts with --published, which sets init=identity"):
@@ -99,7 +100,8 @@ def test_published_and_data_never_override_a_given_flag():
         configure("add2", {"restarts": 4}, {"restarts"}, published=True)
     operands = [("1", "10"), ("111", "1")]
     cfg, set_by = configure("add2", {}, set(), operands=operands)
-    assert (cfg.samples, cfg.max_digits) == (2, 3) and set_by == {"--data": {"samples": 2, "max_digits": 3}}
+    assert (cfg.samples, cfg.max_digits) == (2, 3)
+    assert set_by == {"recipe": {"add2": {}}, "--data": {"samples": 2, "max_digits": 3}}
     with pytest.raises(DfstError, match="--samples conflicts with --data"):
         configure("add2", {"samples": 5}, {"samples"}, operands=operands)
     with pytest.raises(DfstError, match="--sampler conflicts with --data"):
@@ -107,6 +109,29 @@ def test_published_and_data_never_override_a_given_flag():
     with pytest.raises(DfstError, match="--forward hillis has no effect while h is normalised"):
         configure("add2", {"forward": "hillis"}, {"forward"})
     assert configure("add2", {"forward": "hillis", "normalize_h": False}, {"forward", "normalize_h"})[0]
+
+
+def test_configure_starts_from_the_tasks_recipe(monkeypatch):
+    mult2 = {"samples": 750, "max_digits": 5, "sampler": "pairs", "iters": 8000, "batch": 64, "bucket": True,
+             "noise": 0.01, "restarts": 4}
+    assert recipe_fields("mult2") == mult2 and recipe_fields("add2") == {}
+    assert recipe_fields("add10") == {"samples": 225, "restarts": 8}
+    assert recipe_fields("mult10") == {k: v for k, v in mult2.items() if k != "max_digits"} | {"samples": 400}
+    cfg, set_by = configure("mult2", {"samples": 10, "iters": 3, "noise": 0.5}, {"samples"})
+    assert cfg == replace(RECIPES["mult2"], samples=10, eval_every=1000)  # the options not given are ignored
+    assert set_by == {"recipe": {"mult2": mult2}, "flags": {"samples": 10}}
+    assert configure("mult2", {"samples": 10})[0].samples == 10  # given=None: every value is given
+    # --published overrides the recipe (restarts 4 -> 1, noise 0.01 -> 0) but never a given flag
+    cfg, set_by = configure("mult2", {"iters": 5}, {"iters"}, published=True)
+    assert cfg == replace(RECIPES["mult2"], iters=5, eval_every=1000, **PUBLISHED)
+    assert list(set_by) == ["recipe", "--published", "flags"] and set_by["--published"] == PUBLISHED
+    with pytest.raises(DfstError, match="--restarts conflicts with --published"):
+        configure("mult2", {"restarts": 4}, {"restarts"}, published=True)
+    # --data decides samples and max_digits over the recipe
+    cfg, set_by = configure("mult2", {}, set(), operands=[("12", "3")])
+    assert (cfg.samples, cfg.max_digits, cfg.sampler) == (1, 2, "pairs") and "--data" in set_by
+    monkeypatch.delitem(config.RECIPES, "add10")  # a task without a recipe: TrainConfig's defaults
+    assert configure("add10", {}, set()) == (TrainConfig(task="add10"), {})
 
 
 def test_cli_conflicts_are_one_line_errors_and_settings_are_printed(capsys, tmp_path):
@@ -121,4 +146,6 @@ def test_cli_conflicts_are_one_line_errors_and_settings_are_printed(capsys, tmp_
     assert code == 0 and "--published sets init=identity, normalize_h=False" in err
     summary = run_json(capsys, "train", "add2", "--published", "--iters", "1", "--eval-digits", "2",
                        "--eval-random", "0", "--samples", "2", "--max-digits", "1", "--out", tmp_path / "q")
-    assert summary["set_by"] == {"--published": PUBLISHED}
+    assert summary["set_by"] == {"recipe": {"add2": {}}, "--published": PUBLISHED,
+                                 "flags": {"samples": 2, "max_digits": 1, "iters": 1, "eval_digits": [2],
+                                           "eval_random": 0}}

@@ -53,6 +53,10 @@ def train_command(
 ) -> int | None:
     """Train a DFST on the expert's PTOs (teacher-forced loss, Adam), evaluating closed-loop as it goes.
 
+    Defaults come from TASK's recipe where it has one (dfst.recipes); the options you give override it.
+
+    The defaults shown are TrainConfig's (add2's recipe); `dfst train mult2` starts from mult2's.
+
     Run the same command again to resume an interrupted run (even by kill -9), bit-identically.
     """
     from dfst.data import check_dataset, load_dataset
@@ -70,7 +74,7 @@ def train_command(
     if dataset is None:  # the PTOs to record, estimated before any is
         check_recording(task, cfg.samples, cfg.max_digits, memory_bound(max_memory))
     if not as_json:
-        for source, values in set_by.items():
+        for source, values in _sources(set_by):
             print(f"{source} sets " + ", ".join(f"{k}={format_value(v)}" for k, v in values.items()),
                   file=sys.stderr)
     if until_certified:
@@ -84,6 +88,16 @@ def train_command(
     if as_json:
         return print_json(summary | ({"set_by": set_by} if set_by else {}))
     _print_summary(summary, cfg.to_dict())
+
+
+def _sources(set_by: dict) -> list[tuple[str, dict]]:
+    """What the recipe (less what a later source overrides), --published and --data set, to print;
+    the user's own flags are not echoed."""
+    later = {name for source, values in set_by.items() if source != "recipe" for name in values}
+    named = [(f"{task}'s recipe", {k: v for k, v in values.items() if k not in later})
+             for task, values in set_by.get("recipe", {}).items()]
+    named += [(source, values) for source, values in set_by.items() if source.startswith("--")]
+    return [(source, values) for source, values in named if values]
 
 
 def _option(f) -> inspect.Parameter:

@@ -305,19 +305,64 @@ def command_line(cfg: TrainConfig, out: str | Path, data: str | Path | None = No
 PUBLISHED = {"init": "identity", "normalize_h": False, "noise": 0.0, "restarts": 1, "extract": False}
 
 
-def configure(task: str, values: dict, given: set[str] = frozenset(), *, published: bool = False,
+# The recipe per task (docs/training.md): TrainConfig's defaults are add2's, the other tasks override
+# the sample budget and the effort. `dfst train TASK` starts from RECIPES[TASK] (see `configure`);
+# dfst.recipes re-exports these names (they live here so that the train layer reads them).
+DEFAULT = TrainConfig(eval_every=0)  # dfst reproduce evaluates each run itself, after training
+
+# The multiplications: long PTOs, so weaker noise (at σ = 0.03 even the expert's loss is 0.115 on
+# mult2) and a cover of rule pairs (a rule cover never shows the operand 0); docs/training.md section 9
+MULT = replace(DEFAULT, restarts=4, batch=64, bucket=True, sampler="pairs", noise=0.01, iters=8000)
+
+RECIPES: dict[str, TrainConfig] = {
+    "add2": replace(DEFAULT, task="add2", samples=20, max_digits=3),
+    "add10": replace(DEFAULT, task="add10", samples=225, max_digits=3, restarts=8),
+    "mult2": replace(MULT, task="mult2", samples=750, max_digits=5),
+    # samples of at most 3 digits: mult10's PTOs reach 1,038 steps at 5 digits (522 at 3), and 3 digits
+    # already show every rule and pair of rules (docs/training.md section 10)
+    "mult10": replace(MULT, task="mult10", samples=400, max_digits=3),
+}
+
+# What `dfst train` takes from a recipe: what is trained, not how the run is watched (the evaluation
+# and logging groups keep TrainConfig's defaults: a recipe's eval_every=0 is dfst reproduce's choice).
+WATCHING = ("evaluation", "logging")
+
+
+def recipe_fields(task: str) -> dict[str, Any] | None:
+    """The fields `dfst train TASK` takes from TASK's recipe, where it differs from TrainConfig's
+    defaults ({} for add2); None for a task without a recipe."""
+    if task not in RECIPES:
+        return None
+    base, cfg = TrainConfig().to_dict(), RECIPES[task].to_dict()
+    return {name: value for name, value in cfg.items()
+            if name != "task" and GROUP_OF[name] not in WATCHING and value != base[name]}
+
+
+def configure(task: str, values: dict, given: set[str] | None = None, *, published: bool = False,
               operands: list | None = None) -> tuple[TrainConfig, dict[str, dict]]:
-    """The config of a `dfst train` command: the flat `values` of its options for `task`, then the
-    published recipe (`published`) and a dataset file's training set (`operands`) on top. `given`
-    names the fields the user set: a recipe or file that would change one is a DfstError naming the
-    option, never a silent override, and so is --forward scan/hillis while h is normalised (the
-    loop runs then). Returns the config and what each source set ({"--published": {...}, ...})."""
-    cfg, set_by = TrainConfig(task=task, **values), {}
+    """The config of a `dfst train` command: `task`'s recipe where it has one (`recipe_fields`;
+    TrainConfig's defaults otherwise), the published recipe (`published`) and a dataset file's
+    training set (`operands`) on top, then the options the user gave. `values` are the flat values
+    of the options, `given` names the fields the user set (None: all of `values`); the others are
+    the options' defaults and are ignored. --published and --data override the task's recipe
+    silently, but a flag the user gave never: a value of theirs that differs is a DfstError naming
+    the option, and so is --forward scan/hillis while h is normalised (the loop runs then).
+
+    Returns the config and what each source set, in the order applied, a later one winning:
+    {"recipe": {task: fields}, "--published": {...}, "--data": {...}, "flags": {...}} (the keys that
+    apply; "flags" are the options the user gave)."""
+    given = set(values) if given is None else set(given)
+    flags = {name: values[name] for name in values if name in given}
+    from_recipe = recipe_fields(task)
+    set_by: dict[str, dict] = {} if from_recipe is None else {"recipe": {task: from_recipe}}
+    cfg = TrainConfig(task=task, **(from_recipe or {}) | flags)
     if published:
         cfg, set_by["--published"] = with_fields(cfg, PUBLISHED, given, "--published"), PUBLISHED
     if operands is not None:
         cfg = with_dataset(cfg, operands, given, "--data")
         set_by["--data"] = {name: getattr(cfg, name) for name in ("samples", "max_digits")}
+    if flags:
+        set_by["flags"] = {name: getattr(cfg, name) for name in flags}
     if "forward" in given and cfg.normalize_h and cfg.forward != "loop":
         raise DfstError(f"--forward {cfg.forward} has no effect while h is normalised (the loop runs); "
                         "add --no-normalize-h, or drop --forward")
