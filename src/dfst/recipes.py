@@ -21,6 +21,7 @@ __all__ = ["DEFAULT", "MULT", "PUBLISHED", "RECIPES", "TARGET_DIGITS", "recipe"]
 # Robust length the issue asks for, per task.
 TARGET_DIGITS = {"add2": 100_000, "add10": 100_000, "mult2": 1000, "mult10": 300}
 
+
 def recipe(task: str, seed: int, **overrides) -> TrainConfig:
     """The recipe of `task` with the given seed (and any field overridden)."""
     if task not in RECIPES:
