@@ -130,10 +130,10 @@ def read_run(run: Path):
 def check_out_dir(out: Path, *, force: bool) -> None:
     """Refuse, before any work, an output that is not a new or empty directory or an earlier
     fine-tune's (which needs `force`); a link or a user's file in it is never replaced."""
-    from dfst.checkpoint import CONFIG_FILE, WEIGHTS_FILE, is_checkpoint
-    from dfst.checkpoint import OWN_FILES as CHECKPOINT_OWN
+    from dfst.checkpoint import is_checkpoint
     from dfst.inputs import read_json_file
     from dfst.outputs import file_kind, is_temp_of
+    from dfst.train.rundir import check_checkpoint_dir
 
     kind = file_kind(out)
     if kind == "missing":
@@ -156,10 +156,8 @@ def check_out_dir(out: Path, *, force: bool) -> None:
         raise DfstError(f"{out} already holds a fine-tuned model (pass --force to replace it)")
     if file_kind(model) not in ("missing", "directory") or (model.exists() and not is_checkpoint(model)):
         raise DfstError(f"{model} is not a dfst checkpoint; dfst leaves it alone (move it away)")
-    checkpoint_files = (CONFIG_FILE, WEIGHTS_FILE, *CHECKPOINT_OWN)
-    for entry in model.iterdir() if model.exists() else ():
-        if entry.name not in checkpoint_files and not is_temp_of(entry.name, checkpoint_files):
-            raise DfstError(f"{entry} was not written by dfst; dfst leaves {model} alone (move it away)")
+    if model.exists():
+        check_checkpoint_dir(model)
 
 
 def _is_finetune(data: object) -> bool:

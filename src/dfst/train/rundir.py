@@ -181,13 +181,14 @@ def run_paths(out: Path) -> list[Path]:
         if kind == "directory" and name not in (MODEL_DIR, EXTRACTED_DIR):
             raise DfstError(f"{path} is a directory, not the file dfst writes there (move it away)")
         if kind == "directory":
-            _check_checkpoint_dir(path)
+            check_checkpoint_dir(path)
         if kind != "missing":
             paths.append(path)
     return paths
 
 
-def _check_checkpoint_dir(path: Path) -> None:
+def check_checkpoint_dir(path: Path) -> None:
+    """A checkpoint directory that dfst may replace: only a checkpoint's own regular files in it."""
     for entry in path.iterdir():
         own = entry.name in CHECKPOINT_FILES or is_temp_of(entry.name, CHECKPOINT_FILES)
         if not own or file_kind(entry) != "file":
