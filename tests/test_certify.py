@@ -146,3 +146,20 @@ def test_perturbed_compiled_model_extracts_to_an_equivalent_automaton(seed, name
             want = run_table(task.agent, task.layout(inst), task.max_steps(inst))
             assert (got.outcome, got.steps) == (want.outcome, want.steps)
             assert np.array_equal(got.cells, want.cells)
+
+
+def test_the_frame_takes_the_centres_then_the_space_orthogonal_to_them():
+    """Trained centres are dense and not orthogonal: each must be a basis column as it is, and the rest
+    of the basis must lie outside their span (the directions fine-tuning can map to 0)."""
+    from dfst.certify.frame import choose_basis
+
+    rng = np.random.default_rng(3)
+    points = rng.normal(size=(3, 6))
+    T = choose_basis(points)
+    for p in points:
+        assert any(np.allclose(col / np.abs(col).max(), p / np.abs(p).max()) or
+                   np.allclose(col / np.abs(col).max(), -p / np.abs(p).max()) for col in T.T)
+    rest = [col for col in T.T if not any(abs(abs(col @ p) - np.linalg.norm(col) * np.linalg.norm(p)) < 1e-9
+                                          for p in points)]
+    assert len(rest) == 3 and np.allclose(np.array(rest) @ points.T, 0)
+    assert np.linalg.matrix_rank(T) == 6

@@ -86,3 +86,30 @@ def test_config_refuses_bad_values():
         FinetuneConfig(adam_iters=-1)
     with pytest.raises(DfstError):
         FinetuneConfig(noise=float("nan"))
+
+
+def test_unused_directions_is_zero_only_where_nothing_unused_is_mapped():
+    """The damping penalty: 0 for an A that maps the used centres and kills the rest, positive
+    when A keeps a direction no block uses (a centre that never reads x, or outside the span)."""
+    import torch
+
+    from dfst.train.objectives import unused_directions
+
+    centres = torch.eye(3, 4, dtype=torch.float64)  # 3 blocks in d = 4: e_3 is outside their span
+    transitions = torch.tensor([[0, 0, 1], [1, 0, 2], [2, 1, 0]])  # block 2 never reads 0, 0 and 1 never 1
+    A = torch.zeros(2, 4, 4, dtype=torch.float64)
+    A[0, 1, 0] = A[0, 2, 1] = A[1, 0, 2] = 1.0
+    assert unused_directions(A, centres, transitions).item() == 0.0
+    for x, column in ((0, 2), (1, 0), (0, 3)):
+        kept = A.clone()
+        kept[x, 0, column] = 0.5
+        assert unused_directions(kept, centres, transitions).item() == pytest.approx(0.25 / 2)
+
+
+def test_damping_is_recorded_and_changes_the_weights(tiny_run, tuned, tmp_path):
+    out = tmp_path / "damped"
+    summary = finetune(tiny_run, out, FinetuneConfig(adam_iters=150, plain_iters=50, lbfgs_iters=300,
+                                                     damping=10.0))
+    assert summary["config"]["damping"] == 10.0 and "unused" in summary["phases"]["lbfgs"]
+    assert (out / "model" / "model.safetensors").read_bytes() != \
+        (tuned[0] / "model" / "model.safetensors").read_bytes()

@@ -4,8 +4,9 @@ Each lockstep node n has a centre: the direction of its representative h, in coo
 y = T^-1 h. The region of n is the cone {lambda (c_n + e) : lambda > 0, w_n . e = 0, ||e||_1 <= r_n},
 with w_n = e_i / c_n[i] for the largest coordinate i of c_n, so deviations are measured after
 dividing out the scale. T holds up to d linearly independent centres (greedy, largest residual
-first), completed with unit vectors: for a DFST close to a one-hot automaton in some basis, this
-finds that basis, the centres become unit vectors and the maps T^-1 A[x] T nearly one-hot.
+first, centres before anything else), completed by the space orthogonal to them: for a DFST close to
+a one-hot automaton in some basis, this finds that basis, the centres become unit vectors and the maps
+T^-1 A[x] T nearly one-hot; the directions no state uses get coordinates of their own.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dfst.rollout import direction
 
 U32 = 2.0 ** -24  # unit roundoff of float32
 MAX_CONDITION = 1e8  # beyond this the float64 evaluation of the bounds is not trusted
+CENTRE_FIRST = 0.05  # a centre whose relative residual is above this is taken before unit vectors
 
 
 def gamma(n: int) -> float:
@@ -26,16 +28,25 @@ def gamma(n: int) -> float:
 
 
 def choose_basis(points: np.ndarray) -> np.ndarray:
-    """d×d basis: independent columns among `points` (N×d), then unit vectors; columns max-abs 1."""
+    """d×d basis: independent columns among `points` (N×d), then the rest of the space orthogonal to
+    them; columns max-abs 1."""
     d = points.shape[1]
     candidates = np.concatenate([points, np.eye(d)])  # (K, d)
     norms = np.maximum(np.linalg.norm(candidates, axis=1), 1e-300)
     residual = candidates.copy()
+    is_point = np.arange(len(candidates)) < len(points)
     chosen = []
-    for _ in range(d):  # Gram-Schmidt with pivoting on the relative residual
-        best = int(np.argmax(np.linalg.norm(residual, axis=1) / norms))
+    for _ in range(d):  # Gram-Schmidt with pivoting on the relative residual, centres first
+        relative = np.linalg.norm(residual, axis=1) / norms
+        # a centre well clear of the span so far beats any unit vector: in the centres' own basis a
+        # trained DFST's maps are close to one-hot (a near-permutation per symbol), and the bounds tight
+        relative = np.where(is_point & (relative > CENTRE_FIRST), relative + 1, relative)
+        best = int(np.argmax(relative))
         q = residual[best] / np.linalg.norm(residual[best])
-        chosen.append(candidates[best] / np.abs(candidates[best]).max())
+        # a centre as it is; past the centres, the part of a unit vector outside their span, so the
+        # directions no state uses (which training can map to 0) are coordinates of their own
+        column = candidates[best] if is_point[best] else q
+        chosen.append(column / np.abs(column).max())
         residual -= np.outer(residual @ q, q)
     return np.array(chosen).T
 

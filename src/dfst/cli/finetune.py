@@ -27,6 +27,8 @@ def finetune_command(
     lr: float = typer.Option(_D.lr, "--lr", help="Peak Adam lr (one cosine over both Adam phases)."),
     noise: float = typer.Option(_D.noise, "--noise", help="Initial σ of the noise on the direction of h."),
     weight: float = typer.Option(_D.weight, "--weight", help="Weight of the consistency and pull penalties."),
+    damping: float = typer.Option(_D.damping, "--damping", help="Weight of the penalty on A's unused "
+                                  "directions (deviations there die; 0: off)."),
     seed: int = typer.Option(_D.seed, "--seed", help="Seed of the noise."),
     threads: int = typer.Option(_D.threads, "--threads", help="Torch threads (bit-identity needs the same)."),
     force: bool = typer.Option(False, "--force", help="Replace an earlier fine-tune in --out."),
@@ -37,7 +39,7 @@ def finetune_command(
     weights written are gradient descent's, float32; evaluate them with dfst eval OUT/model."""
     from dfst.train.finetune import check_out_dir, finetune
 
-    cfg = FinetuneConfig(adam_iters, plain_iters, lbfgs_iters, lr, noise, weight, seed, threads)
+    cfg = FinetuneConfig(adam_iters, plain_iters, lbfgs_iters, lr, noise, weight, damping, seed, threads)
     check_out_dir(out, force=force)  # before torch loads: a refusal answers at once
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True, disable=as_json) as progress:

@@ -13,7 +13,9 @@ need r well below 1/(2.5N). Fine-tuning makes r small on purpose:
   objective  the training loss (mse, h normalised, noise on the direction), plus `weight` times the
              consistency penalty |A[x] c_q - c_q'|² over observed transitions, the pull of every
              normalised h_t toward c_(q_t), and the pull of h0 onto the initial centre
-             (`dfst.train.objectives`).
+             (`dfst.train.objectives`); and `damping` times the weight of A on the directions the
+             automaton never uses (centres of blocks that never read x, and outside the centres'
+             span), so that a deviation there dies instead of being carried along.
   phases     Adam (cosine lr) with the noise annealed to 0, then Adam without noise; then L-BFGS in
              float64 on the noise-free objective, which drives the residual toward float32's floor
              where first-order steps stall.
@@ -32,7 +34,7 @@ from dfst.data import PtoDataset
 from dfst.errors import DfstError
 from dfst.model import DFST, hidden_states, teacher_forced
 from dfst.train.batches import Sequences, step_noise
-from dfst.train.objectives import centre_pull, consistency_penalty, mse_loss
+from dfst.train.objectives import centre_pull, consistency_penalty, mse_loss, unused_directions
 
 
 @dataclass(frozen=True)
@@ -93,17 +95,18 @@ def initial_centres(model: DFST, seqs: Sequences, blocks: Blocks) -> torch.Tenso
 class Anchored(torch.nn.Module):
     """The model and its learnable centres (c = u/|u|), with the fine-tuning objective."""
 
-    def __init__(self, model: DFST, centres: torch.Tensor, seqs: Sequences, blocks: Blocks, weight: float):
+    def __init__(self, model: DFST, centres: torch.Tensor, seqs: Sequences, blocks: Blocks, weight: float,
+                 damping: float = 0.0):
         super().__init__()
         self.model, self.u = model, torch.nn.Parameter(centres.clone())
-        self.batch, self.blocks, self.weight = seqs.batch(None), blocks, weight
+        self.batch, self.blocks, self.weight, self.damping = seqs.batch(None), blocks, weight, damping
         self.labels = blocks.labels[:, :self.batch[0].shape[1]]
 
     def centres(self) -> torch.Tensor:
         return self.u / self.u.norm(dim=-1, keepdim=True)
 
     def objective(self, noise: torch.Tensor | None) -> tuple[torch.Tensor, dict]:
-        """Loss + weight·(consistency + pull of h + pull of h0), and each part as a float."""
+        """Loss + weight·(consistency + pull of h + pull of h0) + damping·unused, each part as a float."""
         reads, writes, moves, mask = self.batch
         symbols, move_scores, h = teacher_forced(self.model, reads, mask, noise, normalize=True)
         c = self.centres()
@@ -112,6 +115,9 @@ class Anchored(torch.nn.Module):
                  "pull": centre_pull(h, self.labels, mask, c),
                  "pull_h0": ((self.model.h0 - c[self.blocks.initial]) ** 2).sum()}
         total = parts["loss"] + self.weight * (parts["consistency"] + parts["pull"] + parts["pull_h0"])
+        if self.damping:
+            parts["unused"] = unused_directions(self.model.A, c, self.blocks.transitions)
+            total = total + self.damping * parts["unused"]
         return total, {name: value.item() for name, value in parts.items()}
 
 

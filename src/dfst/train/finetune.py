@@ -34,7 +34,8 @@ OWN_FILES = (MODEL_DIR, SUMMARY_FILE)
 class FinetuneConfig:
     """The schedule: `adam_iters` Adam iterations with the noise annealed from `noise` to 0, then
     `plain_iters` without noise (one cosine lr from `lr` over both), then `lbfgs_iters` of L-BFGS in
-    float64. `weight` multiplies the consistency and pull penalties; `seed` draws the noise."""
+    float64. `weight` multiplies the consistency and pull penalties, `damping` the penalty on the
+    directions the automaton never uses (0: off); `seed` draws the noise."""
 
     adam_iters: int = 20000
     plain_iters: int = 10000
@@ -42,6 +43,7 @@ class FinetuneConfig:
     lr: float = 2e-4
     noise: float = 0.03
     weight: float = 10.0
+    damping: float = 0.0
     seed: int = 0
     threads: int = 1
 
@@ -80,7 +82,7 @@ def finetune(run_dir: str | Path, out_dir: str | Path, cfg: FinetuneConfig | Non
         seqs = Sequences.of(data)
         blocks = anchors.block_labels(model, data, task.agent)
         anchored = anchors.Anchored(model, anchors.initial_centres(model, seqs, blocks), seqs, blocks,
-                                    cfg.weight)
+                                    cfg.weight, cfg.damping)
         before = anchors.measures(model, anchored)
         adam = anchors.adam_phase(anchored, noisy=cfg.adam_iters, plain=cfg.plain_iters, lr=cfg.lr,
                                   noise=cfg.noise, seed=cfg.seed, progress=progress)

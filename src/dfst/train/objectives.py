@@ -127,3 +127,17 @@ def objective(losses: torch.Tensor, model: Population, h: torch.Tensor, mask: to
         if getattr(cfg, penalty.field):
             total = total + penalty.weight(step, cfg) * penalty.value(model, h, mask)
     return total
+
+
+def unused_directions(A: torch.Tensor, centres: torch.Tensor, transitions: torch.Tensor) -> torch.Tensor:
+    """What A[x] does where the automaton never goes, driven to 0 so that a deviation there dies:
+    mean over symbols x of Σ_r |A[x] c_r|² over the blocks r that never read x (a deviation toward
+    c_r is carried along forever by consistency alone), plus |A[x] P|_F², P the projector onto the
+    directions outside the centres' span. A (k, d, d), centres (n, d), transitions (m, 3)."""
+    k, n = A.shape[0], centres.shape[0]
+    reads = torch.zeros(n, k, dtype=torch.bool)
+    reads[transitions[:, 0], transitions[:, 1]] = True
+    images = torch.einsum("xij,rj->xri", A, centres)  # (k, n, d): A[x] c_r
+    unused = torch.where(~reads.T[..., None], images**2, 0.0).sum((-2, -1))
+    outside = torch.eye(A.shape[-1], dtype=A.dtype) - torch.linalg.pinv(centres) @ centres
+    return (unused + ((A @ outside) ** 2).sum((-2, -1))).mean()
