@@ -101,19 +101,24 @@ def test_leaking_carry_loop_is_never_certified():
         assert certify(w, ADD2, rescale=rescale).verdict != "CERTIFIED"
 
 
-def test_growing_carry_loop_predicts_its_overflow_within_a_factor_of_two():
-    """Carry self-loop 1.01: exact in rescaled mode, overflows in plain mode near the prediction."""
+def test_growing_carry_loop_is_certified_only_below_its_overflow():
+    """Carry self-loop 1.01: exact in rescaled mode for every length; in plain mode h overflows near
+    the predicted length, and the plain certificate is bounded below it (and the checker agrees)."""
     A, B, C, h0 = compile_agent(ADD2.agent).numpy_weights()
     q, x = ADD2.agent.states.index("carry"), ADD2.alphabet.index("1")
     A[x, q, q] = 1.01
     w = DfstWeights.of(A, B, C, h0)
     assert certify(w, ADD2, rescale=True).verdict == "CERTIFIED"
     result = certify(w, ADD2, pump_max_digits=0)
-    assert result.verdict == "INCONCLUSIVE"
-    steps = result.diagnosis["cycle"]["predicted_steps"]
+    assert result.verdict == "CERTIFIED" and result.certificate["kind"] == "bounded"
+    assert check_certificate(result.certificate, w.A, w.B, w.C, w.h0, ADD2.agent) == (True, "ok")
+    steps, bound = result.diagnosis["cycle"]["predicted_steps"], result.max_digits
     chain = lambda n: Instance("1", "1" * n, "carry_chain_swapped")  # noqa: E731
     assert confirm(ADD2, w, chain(steps // 2), False).exact
     assert not confirm(ADD2, w, chain(2 * steps), False).exact
+    assert steps / 2 < result.max_steps < steps  # below the overflow, and not vacuous
+    assert confirm(ADD2, w, chain(bound), False).exact
+    assert ADD2.step_bound(bound, bound, 2) <= result.max_steps < ADD2.step_bound(bound + 1, bound + 1, 2)
 
 
 def test_engine_step_is_the_engine_bit_for_bit():

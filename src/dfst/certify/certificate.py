@@ -11,6 +11,7 @@ import numpy as np
 
 from dfst.automata import Transducer
 from dfst.certify.automaton import graph_automaton
+from dfst.certify.bounded import BoundedProof
 from dfst.certify.bounds import UNDERFLOW, slack
 from dfst.certify.frame import U32
 from dfst.certify.lockstep import Graph
@@ -49,13 +50,27 @@ def exact_certificate(graph: Graph, weights: DfstWeights, agent: Transducer, mod
 
 
 def region_certificate(graph: Graph, proof: RegionProof, weights: DfstWeights, agent: Transducer,
-                       mode: str) -> dict:
-    cert = _common(graph, weights, agent, mode, "regions")
-    cert |= {"T": proof.frame.T.tolist(), "radii": [float(r) for r in proof.radii],
+                       mode: str, kind: str = "regions") -> dict:
+    cert = _common(graph, weights, agent, mode, kind)
+    cert |= {"T": proof.frame.T.tolist(), "omega": proof.frame.omega.tolist(),
+             "radii": [float(r) for r in proof.radii],
              "limits": [float(r) for r in proof.limits], "slack": slack(proof.frame),
              "unit_roundoff": U32, "underflow": UNDERFLOW, "condition": proof.frame.condition}
     cert["assumptions"] = exact_certificate(graph, weights, agent, mode)["assumptions"] + [
         "max|h| >= 2^-60 before every step (so underflow adds at most d 2^-89 relative); in rescaled "
         "mode max|h| = 1 after every step",
         "the bounds are evaluated in float64 with the relative slack given (1e-9 + 1e-15 cond(T))"]
+    return cert
+
+
+def bounded_certificate(graph: Graph, proof: RegionProof, bounded: BoundedProof, weights: DfstWeights,
+                        agent: Transducer, mode: str, task: str, max_digits: int) -> dict:
+    """Exact on every run of at most bounded.steps steps: every instance of at most max_digits digits."""
+    cert = region_certificate(graph, proof, weights, agent, mode, "bounded")
+    cert |= {"bounded": bounded.to_dict(), "max_digits": max_digits, "task": task}
+    cert["assumptions"] = [a for a in cert["assumptions"] if not a.startswith("max|h| >= 2^-60")] + [
+        "max|h| >= 2^-60 before every step: in plain mode proved for the steps covered (the scale bounds), "
+        "in rescaled mode max|h| = 1 after every step",
+        f"the expert needs at most the task's step bound ({task}.step_bound) on operands of at most "
+        "max_digits digits, and that bound grows with the number of digits"]
     return cert

@@ -1,8 +1,9 @@
 """Independent checker of a saved certificate: yes, or the first condition that fails.
 
 A separate code path from the prover: its own float32 step (numpy, sums in index order, zero
-entries of h skipped, first-maximum argmax), its own structure checks, and, for region
-certificates, a direct re-evaluation of the edge and margin inequalities at the saved radii.
+entries of h skipped, first-maximum argmax), its own structure checks, and, for region and bounded
+certificates, a direct re-evaluation of the edge, margin and growth inequalities
+(`check_regions.py`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from dfst.automata import STOP, transducer_from_dict
+from dfst.certify.check_regions import check_bounded, check_regions
 
 
 def step32(A, B, C, h, x):
@@ -51,46 +53,17 @@ def check_certificate(cert: dict, A, B, C, h0, agent=None) -> tuple[bool, str]:
                 if not np.array_equal(h1, nodes[m][1]):
                     return False, f"node {n} reading {agent.alphabet[x]}: successor vector differs"
     if cert["kind"] == "regions":
-        return _check_regions(cert, nodes, edges, A, B, C, agent)
-    return True, "ok"
+        return check_regions(cert, nodes, edges, A, B, C, agent)
+    if cert["kind"] == "bounded":
+        return check_bounded(cert, nodes, edges, A, B, C, agent, _step_bound(cert))
+    if cert["kind"] == "exact":
+        return True, "ok"
+    return False, f"unknown certificate kind {cert['kind']!r}"
 
 
-def _check_regions(cert, nodes, edges, A, B, C, agent) -> tuple[bool, str]:
-    if cert["mode"] != "rescaled":
-        return False, "a region certificate covers the rescaled mode only"
-    T = np.array(cert["T"])
-    Ti, r, s, d = np.linalg.inv(T), np.array(cert["radii"]), cert["slack"], T.shape[0]
-    g = (d + 1) * cert["unit_roundoff"] / (1 - (d + 1) * cert["unit_roundoff"])
-    c = np.array([h / np.abs(h).max() for _, h in nodes], dtype=np.float64) @ Ti.T
-    piv = np.abs(c).argmax(axis=1)
-    tmax = np.abs(T).max(axis=1)
+def _step_bound(cert: dict):
+    """The expert's step bound on two N-digit operands of the certificate's task."""
+    from dfst.tasks import get_task
 
-    def P(n):
-        M = np.eye(d) - np.outer(c[n], np.eye(d)[piv[n]] / c[n][piv[n]])
-        M[piv[n]] = 0
-        return M
-
-    for (n, x), m in edges.items():
-        q = nodes[n][0]
-        hb = np.abs(T @ c[n]) + r[n] * tmax
-        eta = d * cert["underflow"] * hb.max()
-        for W, want in ((B[x], agent.tables()[1][q, x]), (C[x], agent.tables()[2][q, x])):
-            W = W.astype(np.float64)
-            for j in range(W.shape[0]):
-                diff = (W[want] - W[j]) @ T
-                worst = diff @ c[n] * (1 - s) - np.abs(diff @ P(n)).max() * r[n] \
-                    - g * (np.abs(W[want]) + np.abs(W[j])) @ hb - 2 * eta
-                if j != want and worst <= 0:
-                    return False, f"node {n} reading {agent.alphabet[x]}: margin {worst:.3g}"
-        if m < 0:
-            continue
-        M = Ti @ A[x].astype(np.float64) @ T
-        absA = np.abs(A[x].astype(np.float64))
-        xi = np.abs(Ti) @ (g * absA @ hb + eta * (absA @ hb > 0))
-        i, v = piv[m], M @ c[n]
-        gain = np.abs(P(m) @ M @ P(n)).sum(axis=0).max()
-        num = np.abs(P(m) @ v).sum() + gain * r[n] + (np.abs(P(m)) @ xi).sum()
-        den = v[i] / c[m][i] - np.abs((M @ P(n))[i]).max() * r[n] / abs(c[m][i]) - xi[i] / abs(c[m][i])
-        if den <= 0 or num * (1 + s) > r[m] * den * (1 - s):
-            return False, f"edge {n} -{agent.alphabet[x]}-> {m}: image radius exceeds {r[m]:.3g}"
-    return True, "ok"
+    task = get_task(cert["task"])
+    return lambda n: task.step_bound(n, n, task.base)

@@ -6,9 +6,12 @@
    arithmetic: CERTIFIED (kind "exact").
 2. Otherwise clustered exploration (growing tol) and the region proof (`regions.py`). A proof over
    directions is CERTIFIED in rescaled mode, where the engine keeps only the direction of h. In
-   plain mode the norm of h still drifts (overflow or underflow at some length), so it stays
-   INCONCLUSIVE there, with the predicted length from the drift rate along the worst cycle.
-3. INCONCLUSIVE otherwise, with the diagnosis of `diagnose.py`.
+   plain mode the norm of h still drifts (overflow or underflow at some length): the proof there is
+   bounded by the steps for which the scale provably stays in float32's range.
+3. Where no proof holds for every length, the same bounds give one for a number of steps
+   (`bounded.py`): CERTIFIED with `max_digits` N, every instance of at most N digits exact (kind
+   "bounded"), the diagnosis of why not every length alongside.
+4. INCONCLUSIVE otherwise, with the diagnosis of `diagnose.py`.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from __future__ import annotations
 import time
 
 from dfst.automata import Transducer
-from dfst.certify.certificate import exact_certificate, region_certificate
+from dfst.certify.bounded import BoundedProof, digits_within, prove_bounded
+from dfst.certify.bounds import slack
+from dfst.certify.certificate import bounded_certificate, exact_certificate, region_certificate
 from dfst.certify.diagnose import diagnose_norm, diagnose_regions
 from dfst.certify.lockstep import Disagreement, Graph, TooManyNodes, explore
 from dfst.certify.regions import RegionProof, prove_regions
@@ -42,6 +47,7 @@ def certify(weights: DfstWeights, task: Task, *, agent: Transducer | None = None
         return Result("CERTIFIED", mode, _elapsed(start), graph=found,
                       certificate=exact_certificate(found, weights, agent, mode))
     best: tuple[Graph, RegionProof] | None = None
+    longest: tuple[Graph, RegionProof, BoundedProof] | None = None
     for tol in ((0.0,) if isinstance(found, Graph) else ()) + TOLERANCES:
         graph = found if tol == 0.0 else _explore(weights, agent, rescale, tol, max_nodes)
         if isinstance(graph, Disagreement):
@@ -50,19 +56,33 @@ def certify(weights: DfstWeights, task: Task, *, agent: Transducer | None = None
         if graph is None:
             continue
         proof = prove_regions(graph, weights, agent.tables())
-        if proof.ok:
-            cert = region_certificate(graph, proof, weights, agent, mode)
-            if rescale:
-                return Result("CERTIFIED", mode, _elapsed(start), graph=graph, certificate=cert)
-            return Result("INCONCLUSIVE", mode, _elapsed(start), graph=graph,
-                          diagnosis=diagnose_norm(task, agent, weights, graph, proof, pump_max_digits))
+        if proof.ok and rescale:
+            return Result("CERTIFIED", mode, _elapsed(start), graph=graph,
+                          certificate=region_certificate(graph, proof, weights, agent, mode))
+        fixed = proof.radii if proof.ok else None  # plain mode, directions proved: only the norm bounds
+        bounded = prove_bounded(proof.frame, proof.bounds, proof.limits, slack(proof.frame),
+                                plain=not rescale, weights=weights, fixed_caps=fixed)
+        if bounded is not None and (longest is None or bounded.steps > longest[2].steps):
+            longest = (graph, proof, bounded)
+        if proof.ok:  # plain mode: the directions hold for ever, the norm of h only for a while
+            best = (graph, proof)
+            break
         best = best or (graph, proof)
     if best is None:
         return Result("INCONCLUSIVE", mode, _elapsed(start),
                       diagnosis={"reason": f"the directions do not close within {max_nodes} nodes"})
     graph, proof = best
-    return Result("INCONCLUSIVE", mode, _elapsed(start), graph=graph,
-                  diagnosis=diagnose_regions(task, agent, weights, graph, proof, rescale, pump_max_digits))
+    if proof.ok:
+        diagnosis = diagnose_norm(task, agent, weights, graph, proof, pump_max_digits)
+    else:
+        diagnosis = diagnose_regions(task, agent, weights, graph, proof, rescale, pump_max_digits)
+    digits = digits_within(task, longest[2].steps) if longest is not None else 0
+    if digits < 1:
+        return Result("INCONCLUSIVE", mode, _elapsed(start), graph=graph, diagnosis=diagnosis)
+    graph, proof, bounded = longest
+    cert = bounded_certificate(graph, proof, bounded, weights, agent, mode, task.name, digits)
+    return Result("CERTIFIED", mode, _elapsed(start), graph=graph, certificate=cert, diagnosis=diagnosis,
+                  max_digits=digits, max_steps=bounded.steps)
 
 
 def _explore(weights, agent, rescale, tol, max_nodes) -> Graph | Disagreement | None:

@@ -18,6 +18,7 @@ from collections import deque
 import numpy as np
 
 from dfst.automata import Transducer
+from dfst.certify.bounded import passes_to_exceed
 from dfst.certify.bounds import slack
 from dfst.certify.lockstep import HALT, Graph
 from dfst.certify.regions import RegionProof
@@ -69,27 +70,6 @@ def _pass_matrix(proof: RegionProof, index: dict, cycle) -> np.ndarray:
     return total
 
 
-def _passes_to_fail(M: np.ndarray, limit: float, cap: int = 10**15) -> int | None:
-    """Smallest p with the bound after p passes (from 0) above `limit` or undefined; None if > cap."""
-    def fails(P):
-        den = P[1, 1]
-        return den <= 0 or P[0, 1] / den > limit
-
-    powers, p = [M], 1
-    while not fails(powers[-1]):
-        if p >= cap:
-            return None
-        nxt = powers[-1] @ powers[-1]
-        powers.append(nxt / np.abs(nxt).max())
-        p *= 2
-    acc, count = np.eye(2), 0  # binary search below the failing power of two
-    for i in range(len(powers) - 2, -1, -1):
-        trial = powers[i] @ acc
-        if not fails(trial):
-            acc, count = trial / np.abs(trial).max(), count + (1 << i)
-    return count + 1
-
-
 def diagnose_regions(task: Task, agent: Transducer, weights: DfstWeights, graph: Graph,
                      proof: RegionProof, rescale: bool, pump_max_digits: int) -> dict:
     index = {(int(n), int(x)): e for e, (n, x) in enumerate(zip(proof.bounds.src, proof.bounds.symbol))}
@@ -97,7 +77,7 @@ def diagnose_regions(task: Task, agent: Transducer, weights: DfstWeights, graph:
     for cycle in cycles(graph):
         M = _pass_matrix(proof, index, cycle)
         limit = min(proof.limits[n] for n, _ in cycle)
-        passes = _passes_to_fail(M, limit)
+        passes = passes_to_exceed(M, limit)
         steps = None if passes is None else passes * len(cycle)
         if best is None or (steps is not None and (best[0] is None or steps < best[0])):
             gain = (M[0, 0] * M[1, 1] - M[0, 1] * M[1, 0]) / M[1, 1] ** 2 if M[1, 1] > 0 else math.inf

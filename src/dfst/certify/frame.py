@@ -1,11 +1,12 @@
 """The coordinates a region proof works in: a basis T built from the lockstep centres.
 
-Each lockstep node n has a centre: the direction of its representative h, in coordinates
-y = T^-1 h. The region of n is the cone {lambda (c_n + e) : lambda > 0, w_n . e = 0, ||e||_1 <= r_n},
-with w_n = e_i / c_n[i] for the largest coordinate i of c_n, so deviations are measured after
-dividing out the scale. T holds up to d linearly independent centres (greedy, largest residual
-first, centres before anything else), completed by the space orthogonal to them: for a DFST close to
-a one-hot automaton in some basis, this finds that basis, the centres become unit vectors and the maps
+Each lockstep node n has a centre: the direction of its representative h, in coordinates y = T^-1 h. The
+region of n is the cone {lambda (c_n + e) : lambda > 0, w_n . e = 0, ||e||_n <= r_n}, with w_n = e_i /
+c_n[i] for the largest coordinate i of c_n, so deviations are measured after dividing out the scale, in
+the weighted norm ||e||_n = sum_j omega[n, j] |e_j| (`norms.py` chooses the weights; any positive
+weights give a sound proof). T holds up to d linearly independent centres (greedy, largest residual
+first, centres before anything else), completed by the space orthogonal to them: for a DFST close to a
+one-hot automaton in some basis, this finds that basis, the centres become unit vectors and the maps
 T^-1 A[x] T nearly one-hot; the directions no state uses get coordinates of their own.
 """
 
@@ -57,6 +58,7 @@ class Frame:
     Tinv: np.ndarray  # (d, d)
     centres: np.ndarray  # (N, d) c_n = T^-1 direction(h_n)
     pivot: np.ndarray  # (N,) index i_n of the largest |c_n|: w_n = e_i / c_n[i]
+    omega: np.ndarray  # (N, d) > 0: the deviation e at node n is measured as sum_j omega[n, j] |e_j|
 
     @property
     def condition(self) -> float:
@@ -78,4 +80,4 @@ def make_frame(points: np.ndarray, T: np.ndarray | None = None) -> Frame:
         raise ValueError("the centres do not span a basis")
     Tinv = np.linalg.inv(T)
     centres = dirs @ Tinv.T
-    return Frame(T, Tinv, centres, np.abs(centres).argmax(axis=1))
+    return Frame(T, Tinv, centres, np.abs(centres).argmax(axis=1), np.ones_like(centres))

@@ -8,6 +8,7 @@ post-fixed point, which by induction over the input proves every reachable h sta
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +16,7 @@ import numpy as np
 from dfst.certify.bounds import EdgeBounds, edge_bounds, margin_limits, slack
 from dfst.certify.frame import MAX_CONDITION, Frame, make_frame
 from dfst.certify.lockstep import HALT, Graph
+from dfst.certify.norms import deviation_weights
 from dfst.rollout import DfstWeights
 
 MAX_ROUNDS = 20000
@@ -44,6 +46,7 @@ def readouts(graph: Graph, weights: DfstWeights, tables) -> list[tuple[int, np.n
 def prove_regions(graph: Graph, weights: DfstWeights, tables, frame: Frame | None = None) -> RegionProof:
     frame = frame or make_frame(np.array([node.h for node in graph.nodes]))
     edges = [(n, x, m) for (n, x), m in graph.edges.items() if m != HALT]
+    frame = dataclasses.replace(frame, omega=deviation_weights(frame, weights.A, edges))
     bounds = edge_bounds(frame, weights.A, edges)
     limits = margin_limits(frame, readouts(graph, weights, tables))
     radii = np.zeros(len(graph.nodes))

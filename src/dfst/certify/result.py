@@ -20,6 +20,8 @@ class Result:
     certificate: dict | None = None
     counterexample: dict | None = None
     diagnosis: dict | None = None
+    max_digits: int | None = None  # bounded certificate: every instance of at most this many digits
+    max_steps: int | None = None  # bounded certificate: every run of at most this many steps
 
     @property
     def certified(self) -> bool:
@@ -31,6 +33,9 @@ class Result:
             out |= {"nodes": len(self.graph.nodes), "edges": len(self.graph.edges)}
         if self.certificate is not None:
             out["proof"] = self.certificate["kind"]
+            out["all_lengths"] = self.max_digits is None
+            if self.max_digits is not None:
+                out |= {"max_digits": self.max_digits, "max_steps": self.max_steps}
             out["extracted_states"] = len(self.certificate["extracted"]["states"])
         for key in ("counterexample", "diagnosis"):
             if getattr(self, key) is not None:

@@ -19,10 +19,11 @@ from dfst.errors import DfstError
 
 def certify_checkpoint(checkpoint: str | Path, *, task: str | None = None,
                        agent_file: str | Path | None = None, rescale: bool = False,
-                       out: str | Path | None = None) -> tuple[dict, bool]:
-    """The report of `dfst certify` on a checkpoint, and whether the check holds: CERTIFIED and the
-    certificate accepted by the independent checker. A certificate is written to `out`, if given
-    (the caller checks `out` with `dfst.outputs.check_output_file` before the search)."""
+                       out: str | Path | None = None, digits: int | None = None) -> tuple[dict, bool]:
+    """The report of `dfst certify` on a checkpoint, and whether the check holds: CERTIFIED for every
+    length (or, with `digits`, for every instance of at most that many digits) and the certificate
+    accepted by the independent checker. A certificate is written to `out`, if given (the caller
+    checks `out` with `dfst.outputs.check_output_file` before the search)."""
     from dfst.checkpoint import load_checkpoint
     from dfst.outputs import write_atomic
     from dfst.rollout import DfstWeights
@@ -43,7 +44,8 @@ def certify_checkpoint(checkpoint: str | Path, *, task: str | None = None,
         if out is not None:
             write_atomic(Path(out), (json.dumps(result.certificate) + "\n").encode())
             report["certificate"] = str(out)
-    holds = result.verdict == "CERTIFIED" and not report["checker"].startswith("REJECTED")
+    covered = result.max_digits is None or (digits is not None and result.max_digits >= digits)
+    holds = result.verdict == "CERTIFIED" and covered and not report["checker"].startswith("REJECTED")
     return report, holds
 
 

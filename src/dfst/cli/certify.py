@@ -18,26 +18,32 @@ def certify_command(
     task_name: str = typer.Option(None, "--task", help="Task (default: the checkpoint's)."),
     agent_file: Path = typer.Option(None, "--agent", help="Certify against this agent JSON instead."),
     rescale: bool = typer.Option(False, "--rescale", help="Certify the engine's rescaled mode."),
+    digits: int = typer.Option(None, "--digits", min=1, help="The check asked: exact on every instance "
+                               "of at most this many digits (a bounded certificate covering it is enough)."),
     out: Path = typer.Option(None, "--out", help="Write the certificate JSON here (when CERTIFIED)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing certificate that dfst wrote."),
     as_json: bool = JsonOption,
 ) -> int:
     """CERTIFIED (with a certificate), COUNTEREXAMPLE, or INCONCLUSIVE (with a diagnosis).
 
-    Exit code 0: CERTIFIED and the certificate accepted by the independent checker; 1: a
-    COUNTEREXAMPLE, INCONCLUSIVE or a rejected certificate; 2: bad input."""
+    CERTIFIED is for every length, or up to max_digits (a bounded certificate: every instance of
+    at most that many digits). Exit code 0: CERTIFIED for every length (with --digits N: at least up
+    to N digits) and the certificate accepted by the independent checker; 1: otherwise
+    (COUNTEREXAMPLE, INCONCLUSIVE, a bound below what was asked, a rejected certificate); 2: bad input."""
     from dfst.certify.saved import certify_checkpoint
 
     if out is not None:
         check_output_file(out, force=force)  # before the proof search, not after it
     checkpoint = target_of(path, extracted, as_json)
     report, holds = certify_checkpoint(checkpoint, task=task_name, agent_file=agent_file, rescale=rescale,
-                                       out=out)
+                                       out=out, digits=digits)
     if as_json:
         print_json(report)
         return 0 if holds else 1
     colour = {"CERTIFIED": "green", "COUNTEREXAMPLE": "red"}.get(report["verdict"], "yellow")
-    console.print(f"[{colour}]{report['verdict']}[/] ({report['task']}, {report['mode']} mode, "
+    scope = f" up to {report['max_digits']:,} digits" if "max_digits" in report else \
+        " for every length" if report["verdict"] == "CERTIFIED" else ""
+    console.print(f"[{colour}]{report['verdict']}[/]{scope} ({report['task']}, {report['mode']} mode, "
                   f"{report['seconds']:.3f} s)")
     for key in ("proof", "nodes", "checker", "certificate", "counterexample", "diagnosis"):
         if key in report:

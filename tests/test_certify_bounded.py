@@ -1,0 +1,107 @@
+"""Bounded certificates: exact on every instance up to max_digits, never beyond what holds, re-checked."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from dfst.certify import certify, check_certificate
+from dfst.certify.bounded import digits_within, orbit_steps
+from dfst.certify.search import confirm
+from dfst.compile import compile_agent
+from dfst.rollout import DfstWeights
+from dfst.tasks import TASKS
+from dfst.tasks.base import Instance
+
+ADD2 = TASKS["add2"]
+
+
+def dense_add2(growth: float = 1.0) -> DfstWeights:
+    """Compiled add2 in a random orthogonal basis: float32 weights that are exact only up to rounding
+    (closed loop exact far beyond 10^4 digits, with gain exactly 1 along the carry loop), the carry
+    loop optionally scaled by `growth`."""
+    A, B, C, h0 = compile_agent(ADD2.agent).numpy_weights()
+    q, x = ADD2.agent.states.index("carry"), ADD2.alphabet.index("1")
+    A[x, q, q] *= growth
+    T = np.linalg.qr(np.random.default_rng(0).normal(size=(A.shape[1],) * 2))[0]
+    Ti = np.linalg.inv(T)
+    return DfstWeights.of(T @ A @ Ti, B @ Ti, C @ Ti, T @ h0)
+
+
+@pytest.fixture(scope="module")
+def dense():
+    w = dense_add2()
+    return w, {rescale: certify(w, ADD2, rescale=rescale, pump_max_digits=0) for rescale in (False, True)}
+
+
+@pytest.mark.parametrize("rescale", [False, True])
+def test_a_dense_basis_gets_a_bounded_certificate_the_checker_accepts(dense, rescale):
+    w, results = dense
+    result = results[rescale]
+    assert result.verdict == "CERTIFIED" and result.certificate["kind"] == "bounded"
+    assert result.max_digits >= 100 and result.to_dict()["all_lengths"] is False
+    assert check_certificate(result.certificate, w.A, w.B, w.C, w.h0, ADD2.agent) == (True, "ok")
+    assert ADD2.step_bound(result.max_digits, result.max_digits, 2) <= result.max_steps
+    for instance in ADD2.hard_instances(result.max_digits):  # what it claims holds
+        assert confirm(ADD2, w, instance, rescale).exact, instance.name
+
+
+def test_rescaled_mode_is_certified_further_than_plain(dense):
+    """Plain mode must also keep max|h| inside float32's range, which its bound costs."""
+    _, results = dense
+    assert results[True].max_digits > results[False].max_digits
+
+
+@pytest.mark.parametrize("change", ["steps", "max_digits", "top", "norm"])
+def test_the_checker_rejects_a_tampered_bounded_certificate(dense, change):
+    w, results = dense
+    cert = copy.deepcopy(results[False].certificate)
+    bounded = cert["bounded"]
+    if change == "steps":
+        bounded["steps"] *= 10
+    elif change == "max_digits":
+        cert["max_digits"] *= 10
+    elif change == "top":
+        bounded["top"] *= 10
+        bounded["caps"] = [c * 10 for c in bounded["caps"]]
+    else:
+        bounded["norm"]["grow"] /= 100
+    ok, why = check_certificate(cert, w.A, w.B, w.C, w.h0, ADD2.agent)
+    assert not ok, change
+
+
+def test_a_slowly_growing_dense_model_is_certified_only_short_of_its_failure():
+    """Plain mode, carry loop x (1 + 2e-3): h overflows float32 after ~44,000 carry steps. Whatever the
+    certificate says must hold: its length is below the first failing carry chain."""
+    w = dense_add2(1 + 2e-3)
+    result = certify(w, ADD2, pump_max_digits=0)
+    chain = lambda n: Instance("1", "1" * n, "chain")  # noqa: E731
+    assert not confirm(ADD2, w, chain(60_000), False).exact
+    if result.verdict == "CERTIFIED":
+        assert result.max_digits is not None and result.max_steps < 44_000
+        assert confirm(ADD2, w, chain(result.max_digits), False).exact
+
+
+def test_orbit_steps_is_a_lower_bound_of_the_real_orbit():
+    """The interval count never exceeds the steps the map really takes to pass the top."""
+    cases = ((1e-3, 1.0, 0.0), (1e-4, 1.0, 0.9), (1e-3, 1.01, 0.5), (1e-5, 0.999, 0.2), (1e-6, 1.0, 0.0))
+    for a, gain, kappa in cases:
+        F = lambda rho, a=a, gain=gain, kappa=kappa: (a + gain * rho) / (1 - kappa * rho)  # noqa: E731
+        top, rho, steps = 0.5, 0.0, 0
+        while rho <= top:
+            rho, steps = F(rho), steps + 1
+        bound = orbit_steps(F, top, cap=10**8)
+        assert bound <= steps - 1, (a, gain, kappa, bound, steps)  # rho_t <= top for t <= steps - 1
+        assert bound >= 0.3 * (steps - 1), (a, gain, kappa, bound, steps)  # and not vacuous
+        assert steps < 1000 or bound >= 0.8 * (steps - 1)  # tight on long orbits, the ones that matter
+
+
+def test_digits_within_inverts_the_step_bound():
+    for steps in (0, 10, 1000, 123_456, 10**9):
+        n = digits_within(ADD2, steps)
+        if n:
+            assert ADD2.step_bound(n, n, 2) <= steps < ADD2.step_bound(n + 1, n + 1, 2)
+        else:
+            assert ADD2.step_bound(1, 1, 2) > steps
