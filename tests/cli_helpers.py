@@ -7,6 +7,9 @@ from pathlib import Path
 
 from dfst.cli import main
 
+# `dfst train add2` without its recipe's fine-tuning phase (minutes of CPU), for tests of everything else
+TRAIN_ADD2 = ("train", "add2", "--no-finetune")
+
 
 def run(capsys, *argv: str | Path) -> tuple[int, str, str]:
     code = main([str(a) for a in argv])

@@ -78,6 +78,7 @@ def test_rewired_add2_gives_a_counterexample_that_fails_closed_loop():
     assert result.verdict == "COUNTEREXAMPLE"
     inst = result.counterexample["instance"]
     assert inst is not None and inst["closed_loop_exact"] is False
+    assert inst["effect"] == "the answer comes out wrong" and inst["verdict"] == "wrong_answer"
     assert not confirm(ADD2, w, Instance(inst["a"], inst["b"]), False).exact
 
 
@@ -168,3 +169,12 @@ def test_the_frame_takes_the_centres_then_the_space_orthogonal_to_them():
                                           for p in points)]
     assert len(rest) == 3 and np.allclose(np.array(rest) @ points.T, 0)
     assert np.linalg.matrix_rank(T) == 6
+
+
+def test_a_counterexample_says_when_only_the_policy_differs():
+    """(next1, _) writing 0 instead of the blank: the DFST leaves the expert's policy (it writes
+    another symbol) on 1 + 1, yet the answer read off the grid is exact; the report says which."""
+    w = weights_of(rewired(ADD2.agent, ("next1", "_"), write="0"))
+    inst = certify(w, ADD2).counterexample["instance"]
+    assert inst["closed_loop_exact"] is True and inst["verdict"] == "exact"
+    assert inst["effect"] == "only the policy differs: the answer comes out exact"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cli_helpers import assert_one_line_error, run, run_json
+from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -11,7 +11,7 @@ def test_report_and_plot_runs(capsys, tmp_path):
     runs = []
     for seed in (0, 1):
         out = tmp_path / f"r{seed}"
-        run_json(capsys, "train", "add2", "--out", out, "--seed", str(seed), "--iters", "20",
+        run_json(capsys, *TRAIN_ADD2, "--out", out, "--seed", str(seed), "--iters", "20",
                  "--eval-every", "10", "--eval-digits", "3", "--noise", "0.05", "--log-every", "5")
         runs.append(out)
     rows = run_json(capsys, "report-runs", *runs)

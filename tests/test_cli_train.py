@@ -13,7 +13,7 @@ import time
 import pytest
 import torch
 
-from cli_helpers import assert_one_line_error, run, run_json
+from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
 from dfst.checkpoint import load_checkpoint
 from dfst.train import TrainConfig
 from dfst.train.rundir import read_metrics
@@ -23,7 +23,7 @@ FAST = ("--samples", "6", "--max-digits", "2", "--eval-digits", "4", "--eval-ran
 
 def test_train_writes_a_run(capsys, tmp_path):
     out = tmp_path / "run"
-    summary = run_json(capsys, "train", "add2", "--out", out, *FAST, "--iters", "20", "--eval-every", "10",
+    summary = run_json(capsys, *TRAIN_ADD2, "--out", out, *FAST, "--iters", "20", "--eval-every", "10",
                        "--noise", "0.05")
     assert summary["iterations"] == 20 and summary["stopped_by"] == "iters"
     assert (summary["k"], summary["d"], summary["params"]) == (3, 9, 468)
@@ -33,21 +33,23 @@ def test_train_writes_a_run(capsys, tmp_path):
     config = json.loads((out / "config.json").read_text())
     assert config["command"].startswith("dfst train add2 --out") and "--noise 0.05" in config["command"]
     load_checkpoint(out / "model", expect_task="add2")
-    code, text, _ = run(capsys, "train", "add2", "--out", tmp_path / "again", *FAST, "--iters", "3")
+    code, text, _ = run(capsys, *TRAIN_ADD2, "--out", tmp_path / "again", *FAST, "--iters", "3")
     assert code == 0 and "add2 training run" in text and "stopped by" in text
 
 
 def test_defaults_are_train_configs(capsys, tmp_path):
-    summary = run_json(capsys, "train", "add2", "--out", tmp_path / "run", "--iters", "2")
+    summary = run_json(capsys, *TRAIN_ADD2, "--out", tmp_path / "run", "--iters", "2")
     saved = json.loads((tmp_path / "run" / "config.json").read_text())["train"]
-    assert saved == TrainConfig(iters=2).to_dict()  # add2's recipe is TrainConfig's defaults (eval_every too)
-    assert summary["set_by"] == {"recipe": {"add2": {}}, "flags": {"iters": 2}}
+    # add2's recipe is TrainConfig's defaults (eval_every too) but for its fine-tuning phase
+    assert saved == TrainConfig(iters=2).to_dict()
+    flags = {"iters": 2, "finetune": False}
+    assert summary["set_by"] == {"recipe": {"add2": {"finetune": True}}, "flags": flags}
 
 
 def test_data_file_replaces_sampling(capsys, tmp_path):
     data = tmp_path / "d.pto.zip"
     assert run(capsys, "data", "add2", "--samples", "3", "--max-digits", "2", "--out", data)[0] == 0
-    summary = run_json(capsys, "train", "add2", "--out", tmp_path / "run", "--data", data, "--iters", "3",
+    summary = run_json(capsys, *TRAIN_ADD2, "--out", tmp_path / "run", "--data", data, "--iters", "3",
                        "--eval-digits", "4")
     assert summary["samples"] == 3
     saved = json.loads((tmp_path / "run" / "config.json").read_text())
@@ -56,15 +58,15 @@ def test_data_file_replaces_sampling(capsys, tmp_path):
 
 def test_finished_and_unfinished_runs_are_protected(capsys, tmp_path):
     out = tmp_path / "run"
-    run_json(capsys, "train", "add2", "--out", out, *FAST, "--iters", "3")
-    assert_one_line_error(*run(capsys, "train", "add2", "--out", out, *FAST, "--iters", "3")[::2],
+    run_json(capsys, *TRAIN_ADD2, "--out", out, *FAST, "--iters", "3")
+    assert_one_line_error(*run(capsys, *TRAIN_ADD2, "--out", out, *FAST, "--iters", "3")[::2],
                           "finished run", "--force")
-    again = run_json(capsys, "train", "add2", "--out", out, *FAST, "--iters", "4", "--force")
+    again = run_json(capsys, *TRAIN_ADD2, "--out", out, *FAST, "--iters", "4", "--force")
     assert again["iterations"] == 4
     (out / "summary.json").unlink()  # as if the run had been interrupted
-    assert_one_line_error(*run(capsys, "train", "add2", "--out", out, *FAST, "--iters", "4",
+    assert_one_line_error(*run(capsys, *TRAIN_ADD2, "--out", out, *FAST, "--iters", "4",
                                "--no-resume")[::2], "unfinished run")
-    assert_one_line_error(*run(capsys, "train", "add2", "--out", out, *FAST, "--iters", "5")[::2],
+    assert_one_line_error(*run(capsys, *TRAIN_ADD2, "--out", out, *FAST, "--iters", "5")[::2],
                           "iters=4, not 5")
 
 
@@ -90,17 +92,17 @@ def test_bad_input_is_a_one_line_error(capsys, tmp_path, args, fragments):
 def test_bad_output_or_data_is_a_one_line_error(capsys, tmp_path):
     data = tmp_path / "add10.pto.zip"
     assert run(capsys, "data", "add10", "--samples", "2", "--out", data)[0] == 0
-    code, _, err = run(capsys, "train", "add2", "--data", data, "--out", tmp_path / "run")
+    code, _, err = run(capsys, *TRAIN_ADD2, "--data", data, "--out", tmp_path / "run")
     assert_one_line_error(code, err, "is for task add10, not add2")
     a_file = tmp_path / "file"
     a_file.write_text("x")
-    assert_one_line_error(*run(capsys, "train", "add2", "--out", a_file)[::2], "not a directory")
-    assert_one_line_error(*run(capsys, "train", "add2", "--out", a_file / "sub", *FAST, "--iters", "2")[::2],
+    assert_one_line_error(*run(capsys, *TRAIN_ADD2, "--out", a_file)[::2], "not a directory")
+    assert_one_line_error(*run(capsys, *TRAIN_ADD2, "--out", a_file / "sub", *FAST, "--iters", "2")[::2],
                           "cannot create output directory")
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "notes.txt").write_text("mine")
-    assert_one_line_error(*run(capsys, "train", "add2", "--out", busy, *FAST, "--iters", "2",
+    assert_one_line_error(*run(capsys, *TRAIN_ADD2, "--out", busy, *FAST, "--iters", "2",
                                "--force")[::2], "not empty", "no training run")
 
 
@@ -108,7 +110,7 @@ def test_bad_output_or_data_is_a_one_line_error(capsys, tmp_path):
 def test_unwritable_output_is_a_one_line_error(capsys, tmp_path):
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o555)
-    assert_one_line_error(*run(capsys, "train", "add2", "--out", locked / "run")[::2], "not writable")
+    assert_one_line_error(*run(capsys, *TRAIN_ADD2, "--out", locked / "run")[::2], "not writable")
 
 
 def state_iteration(path) -> int:
@@ -121,7 +123,7 @@ def state_iteration(path) -> int:
 def test_resume_after_kill_9_is_bit_identical(capsys, tmp_path):
     """A real `dfst train` process killed with SIGKILL mid-run, resumed, ends with the weights of an
     uninterrupted run (minibatches, noise and L1 on, so every source of state and randomness counts)."""
-    args = ["train", "add2", *FAST, "--iters", "300", "--batch", "4", "--noise", "0.05", "--l1", "1e-5",
+    args = [*TRAIN_ADD2, *FAST, "--iters", "300", "--batch", "4", "--noise", "0.05", "--l1", "1e-5",
             "--checkpoint-every", "20", "--eval-every", "100", "--log-every", "10", "--json"]
     killed = tmp_path / "killed"
     state = killed / "train_state.safetensors"

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from cli_helpers import assert_one_line_error, run, run_json
+from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
 from dfst.compile import compile_agent
 from dfst.data import cover_dataset
 from dfst.errors import DfstError
@@ -113,7 +113,7 @@ def test_a_model_with_one_state_has_no_conflict_free_automaton():
 
 def test_extract_command_writes_an_evaluable_checkpoint(capsys, tmp_path):
     run_dir = tmp_path / "run"
-    run_json(capsys, "train", "add2", "--out", run_dir, "--iters", "5", "--eval-every", "0",
+    run_json(capsys, *TRAIN_ADD2, "--out", run_dir, "--iters", "5", "--eval-every", "0",
              "--eval-digits", "2", "--noise", "0.05")
     out = tmp_path / "extracted"
     code, stdout, err = run(capsys, "extract", run_dir, "--out", out, "--json")

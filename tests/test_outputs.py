@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import assert_one_line_error, run, run_json
+from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
 from dfst.errors import DfstError
 from dfst.outputs import check_output_file, is_dfst_file, write_atomic
 
@@ -150,7 +150,7 @@ def test_report_commands_name_a_missing_field(capsys, tmp_path, expert):
 
 @pytest.mark.parametrize("argv", [
     ["eval", "none"], ["solve", "add2", "12", "1"], ["certify", "."], ["replay", "none"],
-    ["data", "--inspect", "none.zip"], ["compile", "nope", "--out", "x"], ["train", "add2", "--out", "r",
+    ["data", "--inspect", "none.zip"], ["compile", "nope", "--out", "x"], [*TRAIN_ADD2, "--out", "r",
     "--seed", "-1"], ["reproduce", "--tasks", "nope"], ["report", "none"], ["report-runs", "none"],
     ["coverage", "add2"], ["extract", "none", "--out", "x"], ["check-certificate", "none", "none"],
     ["table", "--results", "none"], ["baseline", "nope", "add2"], ["solve", "add2", "--random", "0"],

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from cli_helpers import run, run_json
+from cli_helpers import TRAIN_ADD2, run, run_json
 
 TRAIN = ("--iters", "1000", "--restarts", "4", "--eval-every", "0", "--eval-digits", "10")
 
@@ -34,7 +34,7 @@ def test_the_pipeline_from_expert_to_certificate(capsys, workdir):
     assert covered["covered"] == covered["rules"] == 24  # every expert rule is in the PTOs
 
     run_dir = workdir / "run"
-    summary = run_json(capsys, "train", "add2", "--data", data, "--out", run_dir, *TRAIN)
+    summary = run_json(capsys, *TRAIN_ADD2, "--data", data, "--out", run_dir, *TRAIN)
     assert summary["samples"] == 60 and summary["iterations"] == 1000
     assert summary["extracted"]["rules"] == 24  # every rule the data shows, nothing invented
 

@@ -8,7 +8,7 @@ import shlex
 
 import pytest
 
-from cli_helpers import assert_one_line_error, run, run_json
+from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
 
 TINY = ("--iters", "40", "--restarts", "1", "--samples", "6", "--max-digits", "2", "--eval-every", "0",
         "--eval-digits", "3")
@@ -19,7 +19,7 @@ def trained(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs") / "r"
     from dfst.cli import main
 
-    assert main(["train", "add2", "--out", str(out), *TINY, "--json"]) == 0
+    assert main([*TRAIN_ADD2, "--out", str(out), *TINY, "--json"]) == 0
     return out
 
 
@@ -34,10 +34,10 @@ def test_the_stored_command_trains_the_same_run_again(capsys, trained, tmp_path)
 
 def test_a_run_evaluated_in_place_trains_again_with_force(capsys, tmp_path):
     out = tmp_path / "r"
-    run_json(capsys, "train", "add2", "--out", out, *TINY)
+    run_json(capsys, *TRAIN_ADD2, "--out", out, *TINY)
     code, _, _ = run(capsys, "eval", out, "--digits", "3")
     assert code in (0, 1) and (out / "model" / "eval.json").exists()
-    assert run_json(capsys, "train", "add2", "--out", out, *TINY, "--force")["iterations"] == 40
+    assert run_json(capsys, *TRAIN_ADD2, "--out", out, *TINY, "--force")["iterations"] == 40
     assert not (out / "model" / "eval.json").exists()  # the old evaluation went with the old weights
 
 
@@ -50,6 +50,6 @@ def test_report_takes_a_run_directory(capsys, trained):
 
 def test_a_run_without_an_extracted_automaton_says_what_to_run(capsys, tmp_path):
     out = tmp_path / "p"
-    run_json(capsys, "train", "add2", "--out", out, *TINY, "--no-extract")
+    run_json(capsys, *TRAIN_ADD2, "--out", out, *TINY, "--no-extract")
     code, _, err = run(capsys, "eval", out, "--extracted")
     assert_one_line_error(code, err, f"dfst extract {out} --method lockstep --out DIR, then dfst eval DIR")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import assert_one_line_error, run, run_json, run_verdict_json
+from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json, run_verdict_json
 
 QUICK = ("--iters", "6", "--restarts", "1", "--eval-every", "0", "--samples", "4", "--max-digits", "2")
 ROUNDS = ("--until-certified", "--max-rounds", "1", *QUICK)
@@ -29,10 +29,10 @@ def tree(root: Path) -> dict[str, bytes]:
 
 def test_until_certified_force_refuses_a_directory_with_user_files(capsys, tmp_path):
     out = tmp_path / "D"
-    run_verdict_json(capsys, "train", "add2", *ROUNDS, "--out", out)
+    run_verdict_json(capsys, *TRAIN_ADD2, *ROUNDS, "--out", out)
     (out / "notes.txt").write_text("mine")
     before = tree(out)
-    code, _, err = run(capsys, "train", "add2", *ROUNDS, "--force", "--out", out)
+    code, _, err = run(capsys, *TRAIN_ADD2, *ROUNDS, "--force", "--out", out)
     assert_one_line_error(code, err, str(out / "notes.txt"), "nothing was removed")
     assert tree(out) == before
 
@@ -40,42 +40,42 @@ def test_until_certified_force_refuses_a_directory_with_user_files(capsys, tmp_p
 def test_until_certified_force_in_the_working_directory_keeps_it(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     Path("keep.txt").write_text("mine")
-    code, _, err = run(capsys, "train", "add2", *ROUNDS, "--force", "--out", ".")
+    code, _, err = run(capsys, *TRAIN_ADD2, *ROUNDS, "--force", "--out", ".")
     assert_one_line_error(code, err, "keep.txt")
     assert sorted(os.listdir(tmp_path)) == ["keep.txt"]
 
 
 def test_until_certified_force_replaces_only_its_own_rounds(capsys, tmp_path):
     out = tmp_path / "D"
-    run_verdict_json(capsys, "train", "add2", *ROUNDS, "--out", out)
+    run_verdict_json(capsys, *TRAIN_ADD2, *ROUNDS, "--out", out)
     old = (out / "round0" / "config.json").read_bytes()
-    report = run_verdict_json(capsys, "train", "add2", *ROUNDS[:-1], "7", "--force", "--out", out)
+    report = run_verdict_json(capsys, *TRAIN_ADD2, *ROUNDS[:-1], "7", "--force", "--out", out)
     assert report["rounds"][0]["round"] == 0 and sorted(os.listdir(out)) == ["round0", "rounds.json"]
     assert (out / "round0" / "config.json").read_bytes() != old  # trained again with --iters 7
 
 
 def test_until_certified_force_refuses_a_round_holding_a_user_file(capsys, tmp_path):
     out = tmp_path / "D"
-    run_verdict_json(capsys, "train", "add2", *ROUNDS, "--out", out)
+    run_verdict_json(capsys, *TRAIN_ADD2, *ROUNDS, "--out", out)
     (out / "round0" / "mine.txt").write_text("mine")
     before = tree(out)
-    code, _, err = run(capsys, "train", "add2", *ROUNDS, "--force", "--out", out)
+    code, _, err = run(capsys, *TRAIN_ADD2, *ROUNDS, "--force", "--out", out)
     assert_one_line_error(code, err, str(out / "round0"))
     assert tree(out) == before
 
 
 def test_train_force_removes_the_run_and_keeps_the_users_files(capsys, tmp_path):
     out = tmp_path / "R"
-    run_json(capsys, "train", "add2", *QUICK, "--out", out)
+    run_json(capsys, *TRAIN_ADD2, *QUICK, "--out", out)
     (out / "notes.txt").write_text("mine")
-    summary = run_json(capsys, "train", "add2", *QUICK[:1], "7", *QUICK[2:], "--force", "--out", out)
+    summary = run_json(capsys, *TRAIN_ADD2, *QUICK[:1], "7", *QUICK[2:], "--force", "--out", out)
     assert summary["iterations"] == 7 and (out / "notes.txt").read_text() == "mine"
 
 
 @pytest.mark.parametrize("link", ["out", "model"])
 def test_train_force_never_follows_or_removes_a_link(capsys, tmp_path, link):
     real = tmp_path / "R"
-    run_json(capsys, "train", "add2", *QUICK, "--out", real)
+    run_json(capsys, *TRAIN_ADD2, *QUICK, "--out", real)
     if link == "out":
         (tmp_path / "L").symlink_to(real)
         out = tmp_path / "L"
@@ -84,14 +84,14 @@ def test_train_force_never_follows_or_removes_a_link(capsys, tmp_path, link):
         (real / "model").symlink_to("elsewhere")
         out = real
     before = tree(tmp_path)
-    code, _, err = run(capsys, "train", "add2", *QUICK, "--force", "--out", out)
+    code, _, err = run(capsys, *TRAIN_ADD2, *QUICK, "--force", "--out", out)
     assert_one_line_error(code, err, "symbolic link")
     assert tree(tmp_path) == before and (tmp_path / "L" if link == "out" else real / "model").is_symlink()
 
 
 def test_train_force_refuses_a_foreign_config(capsys, tmp_path):
     (tmp_path / "config.json").write_text('{"mine": 1}')
-    code, _, err = run(capsys, "train", "add2", *QUICK, "--force", "--out", tmp_path)
+    code, _, err = run(capsys, *TRAIN_ADD2, *QUICK, "--force", "--out", tmp_path)
     assert_one_line_error(code, err, "not a dfst training run config")
     assert (tmp_path / "config.json").read_text() == '{"mine": 1}'
 
@@ -114,21 +114,21 @@ def test_a_second_writer_is_refused_naming_the_holder_and_a_killed_holder_never_
     out = tmp_path / "R"
     holder = hold_lock(out)
     try:
-        code, _, err = run(capsys, "train", "add2", *QUICK, "--out", out)
+        code, _, err = run(capsys, *TRAIN_ADD2, *QUICK, "--out", out)
         assert_one_line_error(code, err, f"{out} is in use by dfst pid {holder.pid}", "dfst train add2")
         assert sorted(os.listdir(out)) == [".dfst.lock"]  # nothing written
     finally:
         holder.kill()
         holder.wait()
     assert (out / ".dfst.lock").exists()  # left behind by kill -9, but no longer locked
-    assert run_json(capsys, "train", "add2", *QUICK, "--out", out)["iterations"] == 6
+    assert run_json(capsys, *TRAIN_ADD2, *QUICK, "--out", out)["iterations"] == 6
     assert not (out / ".dfst.lock").exists()
 
 
 def test_until_certified_and_reproduce_take_the_lock(capsys, tmp_path):
     holder = hold_lock(tmp_path / "D")
     try:
-        code, _, err = run(capsys, "train", "add2", *ROUNDS, "--out", tmp_path / "D")
+        code, _, err = run(capsys, *TRAIN_ADD2, *ROUNDS, "--out", tmp_path / "D")
         assert_one_line_error(code, err, "is in use by dfst pid")
         code, _, err = run(capsys, "reproduce", "--tasks", "add2:1", "--iters", "5", "--restarts", "1",
                            "--runs", tmp_path / "runs", "--results", tmp_path / "D")
@@ -319,7 +319,7 @@ def test_train_data_passes_the_checks_of_coverage(capsys, tmp_path):
     for name, data, fragment in (("bad", bad_operand, "sample 0 ('12', '1'): first operand '12'"),
                                  ("swapped", not_the_expert, "is not the add2 expert's run")):
         save_dataset(data, tmp_path / f"{name}.zip")
-        code, _, err = run(capsys, "train", "add2", "--data", tmp_path / f"{name}.zip", *QUICK[:4],
+        code, _, err = run(capsys, *TRAIN_ADD2, "--data", tmp_path / f"{name}.zip", *QUICK[:4],
                            "--out", tmp_path / name)
         assert_one_line_error(code, err, f"{name}.zip", fragment)
         assert not (tmp_path / name).exists()
@@ -337,7 +337,7 @@ def test_train_data_passes_the_checks_of_coverage(capsys, tmp_path):
 ])
 def test_bad_train_options_are_one_line_errors_before_any_work(capsys, tmp_path, option, value):
     extra = ("--until-certified",) if option == "--max-rounds" else ()
-    code, _, err = run(capsys, "train", "add2", option, value, *extra, "--out", tmp_path / "R")
+    code, _, err = run(capsys, *TRAIN_ADD2, option, value, *extra, "--out", tmp_path / "R")
     assert_one_line_error(code, err, option.lstrip("-").replace("-", "_").removeprefix("max_rounds"))
     assert not (tmp_path / "R").exists()
 
@@ -353,15 +353,15 @@ def test_bad_reproduce_options_are_one_line_errors_before_any_work(capsys, tmp_p
 
 
 def test_json_output_is_json_only(capsys, tmp_path):
-    code, out, _ = run(capsys, "train", "add2", *ROUNDS, "--out", tmp_path / "D", "--json")
+    code, out, _ = run(capsys, *TRAIN_ADD2, *ROUNDS, "--out", tmp_path / "D", "--json")
     assert code == (0 if json.loads(out)["certified"] else 1) and json.loads(out)["rounds"]
-    code, out, _ = run(capsys, "train", "add2", *QUICK, "--out", tmp_path / "R", "--json")
+    code, out, _ = run(capsys, *TRAIN_ADD2, *QUICK, "--out", tmp_path / "R", "--json")
     assert code == 0 and json.loads(out)["iterations"] == 6
 
 
 # ----------------------------------------------------------------------------- kill -9
 
-TRAIN = ("train", "add2", "--samples", "4", "--max-digits", "2", "--iters", "400", "--restarts", "1",
+TRAIN = (*TRAIN_ADD2, "--samples", "4", "--max-digits", "2", "--iters", "400", "--restarts", "1",
          "--eval-every", "0", "--checkpoint-every", "50")
 REPRODUCE = ("reproduce", "--tasks", "add2:1", "--iters", "200", "--restarts", "1", "--time-budget", "2")
 
@@ -437,7 +437,7 @@ def test_a_kill_while_the_final_checkpoint_is_written_still_resumes(tmp_path):
 
 
 def test_a_seed_torch_cannot_take_is_refused_before_the_run_is_written(capsys, tmp_path):
-    code, _, err = run(capsys, "train", "add2", "--seed", str(2**64), "--out", tmp_path / "D")
+    code, _, err = run(capsys, *TRAIN_ADD2, "--seed", str(2**64), "--out", tmp_path / "D")
     assert_one_line_error(code, err, "seed must be at most")
     assert not (tmp_path / "D").exists()
 
@@ -449,6 +449,6 @@ def test_a_fifo_where_a_run_keeps_a_file_is_refused_and_kept(capsys, tmp_path):
     out.mkdir()
     os.mkfifo(out / "config.json")
     for force in ([], ["--force"]):
-        code, _, err = run(capsys, "train", "add2", *QUICK, "--out", out, *force)
+        code, _, err = run(capsys, *TRAIN_ADD2, *QUICK, "--out", out, *force)
         assert_one_line_error(code, err, "config.json is a FIFO")
     assert (out / "config.json").exists() and not (out / "config.json").is_file()

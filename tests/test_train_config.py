@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import assert_one_line_error, run, run_json
+from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
 from dfst.errors import DfstError
 from dfst.recipes import DEFAULT, MULT, PUBLISHED, RECIPES, recipe
 from dfst.train import OptimConfig, TrainConfig, config
@@ -22,8 +22,11 @@ PINNED = json.loads((Path(__file__).parent / "data" / "train_config_dicts.json")
 
 
 def pinned_configs() -> dict[str, TrainConfig]:
+    """The configs whose flat dicts are pinned. A recipe is taken as reproduce trains it, without the
+    fine-tuning phase (a field added after the pin: reproduce's keys and stored results stay put)."""
     cases = {"TrainConfig()": TrainConfig(), "recipes.DEFAULT": DEFAULT, "recipes.MULT": MULT}
     for name, cfg in RECIPES.items():
+        cfg = replace(cfg, finetune=False)
         cases[f"RECIPES[{name!r}]"] = cfg
         cases[f"replace(RECIPES[{name!r}], **PUBLISHED)"] = replace(cfg, **PUBLISHED)
     cases["recipe('mult2', 3, noise_final=0.0, d=25, eval_digits=(10, 1000), target_digits=1000)"] = \
@@ -51,6 +54,16 @@ def test_flat_and_grouped_construction_agree():
     with pytest.raises(DfstError, match="unknown training config field 'iterations'"):
         TrainConfig.from_dict({"iterations": 3})
     assert TrainConfig.from_dict({"iters": 7}) == TrainConfig(iters=7)
+
+
+def test_fields_added_later_appear_only_when_set():
+    """config.json of a run without fine-tuning is what it was; with it, the fields are recorded."""
+    assert "finetune" not in TrainConfig().to_dict()
+    tuned = TrainConfig(finetune=True, finetune_lbfgs=10)
+    flat = tuned.to_dict()
+    assert flat["finetune"] is True and flat["finetune_lbfgs"] == 10 and "finetune_adam" not in flat
+    assert TrainConfig.from_dict(flat) == tuned
+    assert RECIPES["add2"].finetune and recipe("add2", 0).finetune
 
 
 def test_the_schemas_choices_are_the_registries():
@@ -82,15 +95,19 @@ def test_the_reproducing_command_names_every_field_as_before():
         # --forward only where it has an effect (h not normalised): dfst train refuses it otherwise
         ignored = {"--forward"} if cfg.normalize_h else set()
         bucket = {} if cfg.bucket else {"--no-bucket": True}
+        # fields added since (fine-tuning) are named too, so the command never falls back on a recipe
+        later = {"--finetune" if cfg.finetune else "--no-finetune": True, "--finetune-adam": "20000",
+                 "--finetune-plain": "10000", "--finetune-lbfgs": "3000", "--finetune-damping": "0.0"}
         old, new = options(commands["out"]), options(command_line(cfg, "runs/x"))
-        assert new == {k: v for k, v in old.items() if k not in ignored} | bucket, name
+        assert new == {k: v for k, v in old.items() if k not in ignored} | bucket | later, name
         old, new = options(commands["data"]), options(command_line(cfg, "runs/x", "d.pto.zip"))
-        assert new == {k: v for k, v in old.items() if k not in ignored | {"--sampler"}} | bucket, name
+        kept = {k: v for k, v in old.items() if k not in ignored | {"--sampler"}}
+        assert new == kept | bucket | later, name
 
 
 def test_published_and_data_never_override_a_given_flag():
     cfg, set_by = configure("add2", {}, set(), published=True)
-    assert set_by == {"recipe": {"add2": {}}, "--published": PUBLISHED}
+    assert set_by == {"recipe": {"add2": {"finetune": True}}, "--published": PUBLISHED}
     assert cfg == replace(TrainConfig(), **PUBLISHED)
     same, _ = configure("add2", {"init": "identity"}, {"init"}, published=True)  # agrees: fine
     assert same == cfg
@@ -101,7 +118,7 @@ def test_published_and_data_never_override_a_given_flag():
     operands = [("1", "10"), ("111", "1")]
     cfg, set_by = configure("add2", {}, set(), operands=operands)
     assert (cfg.samples, cfg.max_digits) == (2, 3)
-    assert set_by == {"recipe": {"add2": {}}, "--data": {"samples": 2, "max_digits": 3}}
+    assert set_by == {"recipe": {"add2": {"finetune": True}}, "--data": {"samples": 2, "max_digits": 3}}
     with pytest.raises(DfstError, match="--samples conflicts with --data"):
         configure("add2", {"samples": 5}, {"samples"}, operands=operands)
     with pytest.raises(DfstError, match="--sampler conflicts with --data"):
@@ -114,7 +131,7 @@ def test_published_and_data_never_override_a_given_flag():
 def test_configure_starts_from_the_tasks_recipe(monkeypatch):
     mult2 = {"samples": 750, "max_digits": 5, "sampler": "pairs", "iters": 8000, "batch": 64, "bucket": True,
              "noise": 0.01, "restarts": 4}
-    assert recipe_fields("mult2") == mult2 and recipe_fields("add2") == {}
+    assert recipe_fields("mult2") == mult2 and recipe_fields("add2") == {"finetune": True}
     assert recipe_fields("add10") == {"samples": 225, "restarts": 8}
     assert recipe_fields("mult10") == {k: v for k, v in mult2.items() if k != "max_digits"} | {"samples": 400}
     cfg, set_by = configure("mult2", {"samples": 10, "iters": 3, "noise": 0.5}, {"samples"})
@@ -138,14 +155,14 @@ def test_cli_conflicts_are_one_line_errors_and_settings_are_printed(capsys, tmp_
     for args, fragment in [(("--published", "--noise", "0.1"), "--noise conflicts with --published"),
                            (("--published", "--extract"), "--extract conflicts with --published"),
                            (("--forward", "scan"), "--forward scan has no effect")]:
-        code, _, err = run(capsys, "train", "add2", *args, "--out", tmp_path / "run")
+        code, _, err = run(capsys, *TRAIN_ADD2, *args, "--out", tmp_path / "run")
         assert_one_line_error(code, err, fragment)
         assert not (tmp_path / "run").exists()
-    code, _, err = run(capsys, "train", "add2", "--published", "--iters", "1", "--eval-digits", "2",
+    code, _, err = run(capsys, *TRAIN_ADD2, "--published", "--iters", "1", "--eval-digits", "2",
                        "--eval-random", "0", "--samples", "2", "--max-digits", "1", "--out", tmp_path / "p")
     assert code == 0 and "--published sets init=identity, normalize_h=False" in err
-    summary = run_json(capsys, "train", "add2", "--published", "--iters", "1", "--eval-digits", "2",
+    summary = run_json(capsys, *TRAIN_ADD2, "--published", "--iters", "1", "--eval-digits", "2",
                        "--eval-random", "0", "--samples", "2", "--max-digits", "1", "--out", tmp_path / "q")
-    assert summary["set_by"] == {"recipe": {"add2": {}}, "--published": PUBLISHED,
+    assert summary["set_by"] == {"recipe": {"add2": {"finetune": True}}, "--published": PUBLISHED,
                                  "flags": {"samples": 2, "max_digits": 1, "iters": 1, "eval_digits": [2],
-                                           "eval_random": 0}}
+                                           "eval_random": 0, "finetune": False}}

@@ -59,8 +59,18 @@ def counterexample_report(task: Task, agent: Transducer, weights: DfstWeights, f
     if instance is not None:
         run = confirm(task, weights, instance, rescale)
         report["instance"] = {"a": instance.a, "b": instance.b, "name": instance.name,
-                              "closed_loop_exact": run.exact, "verdict": run.verdict, "steps": run.steps}
+                              "closed_loop_exact": run.exact, "verdict": run.verdict, "steps": run.steps,
+                              "effect": effect(run.verdict)}
     return report
+
+
+def effect(verdict: str) -> str:
+    """What the departure from the expert does to the instance's answer, in words."""
+    if verdict == "exact":
+        return "only the policy differs: the answer comes out exact"
+    if verdict == "wrong_answer":
+        return "the answer comes out wrong"
+    return f"no answer ({verdict})"
 
 
 def run_length(symbols: list[str]) -> str:

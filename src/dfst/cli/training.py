@@ -64,6 +64,8 @@ def train_command(
     from dfst.train.rundir import check_out
 
     task = get_task(task_name)
+    if until_certified and max_rounds < 1:  # before anything is printed: one line, exit 2
+        raise DfstError(f"--max-rounds must be >= 1, got {max_rounds}")
     dataset = load_dataset(data) if data is not None else None
     if dataset is not None:
         check_dataset(task, dataset, f"dataset {data}")
@@ -82,9 +84,7 @@ def train_command(
     with _progress(as_json) as progress:
         bar = progress.add_task("", total=cfg.iters, loss="…", eval="")
         summary = train(cfg, out, data=dataset, resume=not force, command=command_line(cfg, out, data),
-                        progress=lambda record: progress.update(
-                            bar, completed=record["iteration"], loss=f"{record['loss']:.3g}",
-                            **({"eval": _eval_text(record["eval"])} if "eval" in record else {})))
+                        progress=lambda record: _show(progress, bar, record))
     if as_json:
         return print_json(summary | ({"set_by": set_by} if set_by else {}))
     _print_summary(summary, cfg.to_dict())
@@ -133,8 +133,6 @@ def _until_certified(cfg, out: Path, dataset, max_rounds: int, force: bool, as_j
     """Rounds of train + certify; exit code 0 when certified, 1 when not (a check that fails)."""
     from dfst.train.cegis import own_rounds, train_until_certified
 
-    if max_rounds < 1:
-        raise DfstError(f"--max-rounds must be >= 1, got {max_rounds}")
     if force:
         own_rounds(out)  # refuses, before any work, an --out holding anything but dfst's rounds
     with _progress(as_json) as progress:
@@ -158,6 +156,21 @@ def _eval_text(report: dict | None) -> str:
     if not report:
         return ""
     return "eval " + " ".join(f"{lv['digits']}:{lv['exact']}/{lv['instances']}" for lv in report["levels"])
+
+
+FINETUNE_PHASES = {"adam": "fine-tuning (Adam)", "lbfgs": "fine-tuning (L-BFGS)"}
+
+
+def _show(progress: Progress, bar, record: dict) -> None:
+    """One training record on the bar; the fine-tuning phase's records restart it per phase."""
+    if "phase" in record:
+        if record["iteration"] % 100 == 0 or record["iteration"] == record["iters"]:
+            progress.update(bar, completed=record["iteration"], total=record["iters"],
+                            loss=f"{record.get('objective', float('nan')):.3g}",
+                            eval=FINETUNE_PHASES[record["phase"]])
+        return
+    progress.update(bar, completed=record["iteration"], loss=f"{record['loss']:.3g}",
+                    **({"eval": _eval_text(record["eval"])} if "eval" in record else {}))
 
 
 def _progress(quiet: bool) -> Progress:
@@ -185,6 +198,13 @@ def _print_summary(summary: dict, cfg: dict) -> None:
     for lv in (summary.get("eval") or {}).get("levels", []):
         style = "green" if lv["robust"] else "red"
         rows[f"exact at {lv['digits']:,} digits"] = f"[{style}]{lv['exact']}/{lv['instances']}[/]"
+    if tuned := summary.get("finetune"):
+        rows["fine-tuned"] = (f"largest residual {tuned['after']['residual_max']:.2g}, "
+                              f"{tuned['cpu_seconds']:.0f} CPU s; trained weights kept in {tuned['trained']}")
+        for lv in tuned["eval_plain"]["levels"]:
+            style = "green" if lv["robust"] else "red"
+            rows[f"model/ exact at {lv['digits']:,} digits (plain h)"] = \
+                f"[{style}]{lv['exact']}/{lv['instances']}[/]"
     for key, value in rows.items():
         table.add_row(key, value)
     console.print(table)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from dfst.checkpoint import load_checkpoint
@@ -59,6 +60,9 @@ def train_until_certified(cfg: TrainConfig, out: str | Path, *, max_rounds: int 
     """Rounds of train + certify; returns {"certified", "samples", "rounds", "model"}. With `force`,
     the rounds of an earlier loop in `out` are removed first (`own_rounds`: nothing else is)."""
     task, out = get_task(cfg.task), Path(out)
+    # the rounds certify the automaton read off each run: fine-tuning the raw weights (minutes per
+    # round) would not change it, so the loop trains without that phase
+    cfg = replace(cfg, finetune=False)
     data = data or SAMPLERS[cfg.sampler](task, cfg.samples, cfg.max_digits, cfg.seed)
     with run_lock(out, command or "dfst train --until-certified"):
         if force:

@@ -151,8 +151,26 @@ class LoggingConfig:
         _validate(self)
 
 
+@dataclass(frozen=True)
+class TuningConfig:
+    """Fine-tuning, a phase after training (dfst.train.finetune, docs/finetune.md): the kept model's own
+    weights made exact closed loop far beyond the training length. model/ gets the fine-tuned
+    weights, trained/ keeps the trained ones."""
+
+    finetune: bool = setting(False, "Fine-tune the kept model after training (model/ exact far beyond "
+                             "the training length; trained/ keeps the weights before).")
+    finetune_adam: int = setting(20000, "Fine-tuning: Adam iterations, noise annealed to 0.", low=0)
+    finetune_plain: int = setting(10000, "Fine-tuning: Adam iterations without noise.", low=0)
+    finetune_lbfgs: int = setting(3000, "Fine-tuning: L-BFGS iterations (float64).", low=0)
+    finetune_damping: float = setting(0.0, "Fine-tuning: weight of the penalty on A's unused directions.")
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+
 GROUPS = {"data": DataConfig, "model": ModelConfig, "optim": OptimConfig, "regular": RegularConfig,
-          "population": PopulationConfig, "evaluation": EvaluationConfig, "logging": LoggingConfig}
+          "population": PopulationConfig, "evaluation": EvaluationConfig, "logging": LoggingConfig,
+          "tuning": TuningConfig}
 GROUP_OF = {f.name: group for group, cls in GROUPS.items() for f in fields(cls)}  # flat name -> group
 
 # The order of the flat dictionary since config.json version 1 (stored results and reproduce's keys
@@ -160,7 +178,11 @@ GROUP_OF = {f.name: group for group, cls in GROUPS.items() for f in fields(cls)}
 FLAT_ORDER = ("task", "samples", "max_digits", "seed", "sampler", "d", "iters", "lr", "schedule", "batch",
               "bucket", "init", "loss", "noise", "noise_final", "l1", "normalize_h", "discrete", "extract",
               "forward", "eval_every", "eval_digits", "eval_random", "target_digits", "checkpoint_every",
-              "log_every", "threads", "restarts")
+              "log_every", "threads", "restarts",
+              "finetune", "finetune_adam", "finetune_plain", "finetune_lbfgs", "finetune_damping")
+# Fields added after version 1: left out of `to_dict` while at their default, so that the config.json of
+# an old run, and every key reproduce hashes, stay byte for byte what they were.
+LATER_FIELDS = FLAT_ORDER[FLAT_ORDER.index("finetune"):]
 
 
 @dataclass(frozen=True, init=False)
@@ -180,13 +202,15 @@ class TrainConfig:
     population: PopulationConfig
     evaluation: EvaluationConfig
     logging: LoggingConfig
+    tuning: TuningConfig
 
     def __init__(self, data: DataConfig | None = None, model: ModelConfig | None = None,
                  optim: OptimConfig | None = None, regular: RegularConfig | None = None,
                  population: PopulationConfig | None = None, evaluation: EvaluationConfig | None = None,
-                 logging: LoggingConfig | None = None, **flat: Any) -> None:
+                 logging: LoggingConfig | None = None, tuning: TuningConfig | None = None,
+                 **flat: Any) -> None:
         given = {"data": data, "model": model, "optim": optim, "regular": regular, "population": population,
-                 "evaluation": evaluation, "logging": logging}
+                 "evaluation": evaluation, "logging": logging, "tuning": tuning}
         unknown = sorted(set(flat) - set(GROUP_OF))
         if unknown:
             raise TypeError(f"TrainConfig has no field {unknown[0]!r} (fields: {', '.join(FLAT_ORDER)})")
@@ -206,7 +230,9 @@ class TrainConfig:
 
     def to_dict(self) -> dict:
         """The config as flat JSON-ready fields: what config.json stores and reproduce's keys hash."""
-        return json.loads(json.dumps({name: getattr(self, name) for name in FLAT_ORDER}))
+        defaults = {f.name: default_of(f) for f in fields(TuningConfig)}
+        return json.loads(json.dumps({name: getattr(self, name) for name in FLAT_ORDER
+                                      if name not in LATER_FIELDS or getattr(self, name) != defaults[name]}))
 
     @classmethod
     def from_dict(cls, flat: dict) -> TrainConfig:
@@ -302,7 +328,8 @@ def command_line(cfg: TrainConfig, out: str | Path, data: str | Path | None = No
 # The published recipe as far as it is known (REFERENCE.md §3): identity init, lr and iterations not
 # published, no noise, one run, the trained model used as it is: `replace(cfg, **PUBLISHED)`, or
 # `dfst train --published`.
-PUBLISHED = {"init": "identity", "normalize_h": False, "noise": 0.0, "restarts": 1, "extract": False}
+PUBLISHED = {"init": "identity", "normalize_h": False, "noise": 0.0, "restarts": 1, "extract": False,
+             "finetune": False}
 
 
 # The recipe per task (docs/training.md): TrainConfig's defaults are add2's, the other tasks override
@@ -315,7 +342,7 @@ DEFAULT = TrainConfig(eval_every=0)  # dfst reproduce evaluates each run itself,
 MULT = replace(DEFAULT, restarts=4, batch=64, bucket=True, sampler="pairs", noise=0.01, iters=8000)
 
 RECIPES: dict[str, TrainConfig] = {
-    "add2": replace(DEFAULT, task="add2", samples=20, max_digits=3),
+    "add2": replace(DEFAULT, task="add2", samples=20, max_digits=3, finetune=True),
     "add10": replace(DEFAULT, task="add10", samples=225, max_digits=3, restarts=8),
     "mult2": replace(MULT, task="mult2", samples=750, max_digits=5),
     # samples of at most 3 digits: mult10's PTOs reach 1,038 steps at 5 digits (522 at 3), and 3 digits
@@ -330,12 +357,12 @@ WATCHING = ("evaluation", "logging")
 
 def recipe_fields(task: str) -> dict[str, Any] | None:
     """The fields `dfst train TASK` takes from TASK's recipe, where it differs from TrainConfig's
-    defaults ({} for add2); None for a task without a recipe."""
+    defaults ({"finetune": True} for add2); None for a task without a recipe."""
     if task not in RECIPES:
         return None
-    base, cfg = TrainConfig().to_dict(), RECIPES[task].to_dict()
-    return {name: value for name, value in cfg.items()
-            if name != "task" and GROUP_OF[name] not in WATCHING and value != base[name]}
+    base, cfg = TrainConfig(), RECIPES[task]
+    return {name: getattr(cfg, name) for name in FLAT_ORDER if name != "task"
+            and GROUP_OF[name] not in WATCHING and getattr(cfg, name) != getattr(base, name)}
 
 
 def configure(task: str, values: dict, given: set[str] | None = None, *, published: bool = False,

@@ -50,9 +50,14 @@ def best_robust(evaluation: dict) -> int:
     return max(evaluation["robust_max_digits"], extracted.get("robust_max_digits", 0))
 
 
-def _closed_loop(weights: DfstWeights, task: Task, cfg: TrainConfig) -> dict:
+def plain_closed_loop(model: DFST, task: Task, cfg: TrainConfig) -> dict:
+    """The evaluation lengths' closed-loop exactness with plain h (the engine's default mode)."""
+    return _closed_loop(DfstWeights.of(*model.numpy_weights()), task, cfg, rescale=False)
+
+
+def _closed_loop(weights: DfstWeights, task: Task, cfg: TrainConfig, rescale: bool = True) -> dict:
     digits = sorted(set(cfg.eval_digits) | ({cfg.target_digits} - {0}))
-    eval_cfg = EvalConfig(tuple(digits), random=cfg.eval_random, rescale=True)
+    eval_cfg = EvalConfig(tuple(digits), random=cfg.eval_random, rescale=rescale)
     report, _ = run_protocol(task, weights, eval_cfg)
     levels = [{key: lv[key] for key in ("digits", "robust", "exact", "instances", "random_exact", "random")}
               for lv in report["levels"]]

@@ -63,14 +63,9 @@ def finetune(run_dir: str | Path, out_dir: str | Path, cfg: FinetuneConfig | Non
     """Fine-tune the finished training run `run_dir` into `out_dir`; returns the summary (also written
     to out_dir/summary.json). `force` replaces an earlier fine-tune's files there, and only those.
     `progress(record)` gets {"phase", "iteration", "iters"} as the phases go."""
-    import torch
-
     from dfst.checkpoint import save_checkpoint
     from dfst.outputs import make_directory, remove_own_file, write_atomic
     from dfst.tasks import get_task
-    from dfst.train import anchors
-    from dfst.train.batches import Sequences
-    from dfst.train.loop import deterministic
 
     cpu_start, clock = time.process_time(), time.perf_counter()
     cfg = cfg or FinetuneConfig()
@@ -78,6 +73,29 @@ def finetune(run_dir: str | Path, out_dir: str | Path, cfg: FinetuneConfig | Non
     task_name, model, data = read_run(run)
     check_out_dir(out, force=force)
     task = get_task(task_name)
+    info = tune(model, data, task, cfg, progress)
+    provenance = {"source": "finetune", "run": str(run), "config": asdict(cfg), "blocks": info["blocks"],
+                  "residual": info["after"]["residual"], "residual_max": info["after"]["residual_max"]}
+    make_directory(out)
+    remove_own_file(out / SUMMARY_FILE)  # no summary of old weights next to the new ones
+    save_checkpoint(model, out / MODEL_DIR, provenance, overwrite=force)
+    summary = {"format": FORMAT, "version": 1, "run": str(run), "task": task.name,
+               "model": str(out / MODEL_DIR), "config": asdict(cfg), **info,
+               "seconds": round(time.perf_counter() - clock, 3),
+               "cpu_seconds": round(time.process_time() - cpu_start, 3), "dfst_version": __version__}
+    write_atomic(out / SUMMARY_FILE, (json.dumps(summary, indent=1, allow_nan=False) + "\n").encode())
+    return summary
+
+
+def tune(model, data, task, cfg: FinetuneConfig, progress=None) -> dict:
+    """Fine-tune `model` (a DFST) in place on the PTOs `data` of `task`; returns the blocks, the
+    residuals and training-step exactness before and after, and the phases' last values."""
+    import torch
+
+    from dfst.train import anchors
+    from dfst.train.batches import Sequences
+    from dfst.train.loop import deterministic
+
     with deterministic(cfg.threads):
         seqs = Sequences.of(data)
         blocks = anchors.block_labels(model, data, task.agent)
@@ -89,20 +107,9 @@ def finetune(run_dir: str | Path, out_dir: str | Path, cfg: FinetuneConfig | Non
         lbfgs = anchors.lbfgs_phase(anchored, cfg.lbfgs_iters, progress=progress)
         after = anchors.measures(model, anchored)
     if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
-        raise DfstError(f"fine-tuning {run} diverged (non-finite weights); try a smaller --lr")
-    provenance = {"source": "finetune", "run": str(run), "config": asdict(cfg), "blocks": blocks.count,
-                  "residual": after["residual"], "residual_max": after["residual_max"]}
-    make_directory(out)
-    remove_own_file(out / SUMMARY_FILE)  # no summary of old weights next to the new ones
-    save_checkpoint(model, out / MODEL_DIR, provenance, overwrite=force)
-    summary = {"format": FORMAT, "version": 1, "run": str(run), "task": task.name,
-               "model": str(out / MODEL_DIR), "config": asdict(cfg), "blocks": blocks.count,
-               "transitions": len(blocks.transitions), "before": before, "after": after,
-               "phases": {"adam": adam, "lbfgs": lbfgs},
-               "seconds": round(time.perf_counter() - clock, 3),
-               "cpu_seconds": round(time.process_time() - cpu_start, 3), "dfst_version": __version__}
-    write_atomic(out / SUMMARY_FILE, (json.dumps(summary, indent=1, allow_nan=False) + "\n").encode())
-    return summary
+        raise DfstError("fine-tuning diverged (non-finite weights); try a smaller lr")
+    return {"blocks": blocks.count, "transitions": len(blocks.transitions), "before": before,
+            "after": after, "phases": {"adam": adam, "lbfgs": lbfgs}}
 
 
 def read_run(run: Path):

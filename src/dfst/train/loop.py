@@ -107,9 +107,16 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
                 "dfst_version": __version__, "torch_version": torch.__version__}
     with run_lock(out_dir, run_info["command"]):  # one writer per run directory
         out = prepare_run(out_dir, run_info, resume=resume)
-        if resume and (finished := read_json(out / SUMMARY_FILE)) is not None:
+        finished = read_json(out / SUMMARY_FILE) if resume else None
+        if finished is not None and (not cfg.finetune or "finetune" in finished):
             return finished
-        return _train_loop(cfg, out, data, run_info, resume=resume, progress=progress, cpu_start=cpu_start)
+        summary = finished or _train_loop(cfg, out, data, run_info, resume=resume, progress=progress,
+                                          cpu_start=cpu_start)
+        if not cfg.finetune:
+            return summary
+        from dfst.train.tuning import finetune_phase
+
+        return finetune_phase(out, cfg, summary, data, progress)
 
 
 def _train_loop(cfg: TrainConfig, out: Path, data: PtoDataset, run_info: dict, *, resume: bool,

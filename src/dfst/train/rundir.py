@@ -8,6 +8,8 @@
                                 safetensors header: iteration, seconds, last loss and evaluation
       model/                    the final DFST checkpoint (dfst.checkpoint); the kept restart
       extracted/                with `extract`: the automaton read off model/, compiled (+ agent.json)
+      trained/                  with `finetune`: the trained weights; model/ then holds the fine-tuned
+                                ones (dfst.train.tuning); summary.json gains a "finetune" entry
       summary.json              written last: its presence means the run is finished
       manifest.json             sha256 and size of every file above but metrics.jsonl (dfst.run_guard),
                                 checked on resume: a damaged run is an error, never "finished"
@@ -58,8 +60,9 @@ from dfst.run_guard import (
 from dfst.targets import CONFIG_FILE, DATA_FILE, EXTRACTED_DIR, MODEL_DIR, RUN_FORMAT, SUMMARY_FILE
 from dfst.train.state import train_state_bytes
 
-METRICS_FILE, STATE_FILE = "metrics.jsonl", "train_state.safetensors"
-RUN_FILES = (CONFIG_FILE, DATA_FILE, METRICS_FILE, STATE_FILE, MODEL_DIR, EXTRACTED_DIR, SUMMARY_FILE)
+METRICS_FILE, STATE_FILE, TRAINED_DIR = "metrics.jsonl", "train_state.safetensors", "trained"
+CHECKPOINT_DIRS = (MODEL_DIR, EXTRACTED_DIR, TRAINED_DIR)
+RUN_FILES = (CONFIG_FILE, DATA_FILE, METRICS_FILE, STATE_FILE, *CHECKPOINT_DIRS, SUMMARY_FILE)
 OWN_FILES = (*RUN_FILES, MANIFEST_FILE)  # what a run writes, so what --force may remove
 CHECKPOINT_FILES = (WEIGHTS_FILE, CHECKPOINT_CONFIG, *CHECKPOINT_OWN)  # in model/ and extracted/: the
 # weights, agent.json and what dfst eval writes next to them
@@ -162,10 +165,10 @@ def clear_run(out: Path) -> None:
 
 
 def remove_final_outputs(out: Path) -> None:
-    """Remove model/ and extracted/ of an unfinished run before they are written again: a kill while
-    they were written leaves a partial checkpoint, which dfst's checkpoint writer would refuse."""
+    """Remove model/, extracted/ and trained/ of an unfinished run before they are written again: a
+    kill while they were written leaves a partial checkpoint, which dfst's checkpoint writer refuses."""
     for path in run_paths(out):  # checked: only checkpoint files, no links
-        if path.name in (MODEL_DIR, EXTRACTED_DIR):
+        if path.name in CHECKPOINT_DIRS:
             remove_own_tree(path)
 
 
@@ -178,7 +181,7 @@ def run_paths(out: Path) -> list[Path]:
         kind = file_kind(path)
         if kind not in ("missing", "file", "directory"):  # a link, FIFO, device or socket
             raise DfstError(f"{path} is a {kind}; dfst never follows or removes one (remove it yourself)")
-        if kind == "directory" and name not in (MODEL_DIR, EXTRACTED_DIR):
+        if kind == "directory" and name not in CHECKPOINT_DIRS:
             raise DfstError(f"{path} is a directory, not the file dfst writes there (move it away)")
         if kind == "directory":
             check_checkpoint_dir(path)

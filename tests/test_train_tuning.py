@@ -1,0 +1,76 @@
+"""The fine-tuning phase of `dfst train`: trained/ keeps training's weights, model/ gets the fine-tuned
+ones, and a phase cut short resumes to the same bytes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+
+import pytest
+
+from dfst.checkpoint import load_checkpoint
+from dfst.run_guard import check_manifest
+from dfst.train import TrainConfig, train
+from dfst.train.rundir import SUMMARY_FILE, write_run_json
+
+SHORT = TrainConfig(task="add2", iters=1000, restarts=4, eval_every=0, eval_digits=(10,), finetune=True,
+                    finetune_adam=150, finetune_plain=50, finetune_lbfgs=300)
+
+
+def weights(path):
+    return (path / "model.safetensors").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tuning")
+    tuned = train(SHORT, root / "tuned")
+    plain = train(replace(SHORT, finetune=False), root / "plain")
+    return root, tuned, plain
+
+
+def test_trained_keeps_trainings_weights_and_model_gets_the_fine_tuned(runs):
+    root, tuned, plain = runs
+    assert weights(root / "tuned" / "trained") == weights(root / "plain" / "model")
+    assert weights(root / "tuned" / "model") != weights(root / "plain" / "model")
+    info = tuned["finetune"]
+    assert info["after"]["residual"] < info["before"]["residual"] and info["after"]["train_exact"]
+    assert [lv["digits"] for lv in info["eval_plain"]["levels"]] == [10]
+    assert tuned["cpu_seconds"] > plain["cpu_seconds"]
+    model, config = load_checkpoint(root / "tuned" / "model")
+    assert config["provenance"]["finetune"]["lbfgs_iters"] == 300
+    assert json.loads((root / "tuned" / "config.json").read_text())["train"]["finetune"] is True
+    assert "finetune" not in json.loads((root / "plain" / "config.json").read_text())["train"]
+
+
+def test_a_phase_cut_short_resumes_to_the_same_weights(runs, tmp_path):
+    """Killed after model/ was replaced but before summary.json said so: resuming fine-tunes again
+    from trained/, never from the already fine-tuned model/, and ends with the same bytes."""
+    root, tuned, _ = runs
+    copy = tmp_path / "copy"
+    shutil.copytree(root / "tuned", copy)
+    cut = {key: value for key, value in tuned.items() if key != "finetune"}
+    write_run_json(copy, SUMMARY_FILE, cut)
+    again = train(SHORT, copy)
+    assert weights(copy / "model") == weights(root / "tuned" / "model")
+    assert weights(copy / "trained") == weights(root / "tuned" / "trained")
+    assert again["finetune"]["after"] == tuned["finetune"]["after"]
+    check_manifest(copy)  # every file the run wrote is recorded as written
+
+
+def test_a_finished_fine_tuned_run_is_returned_as_it_is(runs):
+    root, tuned, _ = runs
+    before = weights(root / "tuned" / "model")
+    assert train(SHORT, root / "tuned") == tuned
+    assert weights(root / "tuned" / "model") == before
+
+
+def test_the_phase_is_dfst_finetune_on_the_trained_run(runs, tmp_path):
+    """`dfst train` with the phase and `dfst train --no-finetune` then `dfst finetune` give the same
+    bytes: docs/finetune.md's measurements hold for both."""
+    from dfst.train.finetune import FinetuneConfig, finetune
+
+    root, _, _ = runs
+    finetune(root / "plain", tmp_path / "ft", FinetuneConfig(adam_iters=150, plain_iters=50, lbfgs_iters=300))
+    assert weights(tmp_path / "ft" / "model") == weights(root / "tuned" / "model")
