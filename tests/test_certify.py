@@ -178,3 +178,17 @@ def test_a_counterexample_says_when_only_the_policy_differs():
     inst = certify(w, ADD2).counterexample["instance"]
     assert inst["closed_loop_exact"] is True and inst["verdict"] == "exact"
     assert inst["effect"] == "only the policy differs: the answer comes out exact"
+
+
+def test_a_departure_no_instance_shows_is_inconclusive_not_a_counterexample(monkeypatch):
+    """A COUNTEREXAMPLE always carries a concrete instance. When the search finds none (here: the
+    search is made to come back empty), the departure may be unreachable on the grid: INCONCLUSIVE,
+    with the path in the diagnosis."""
+    import dfst.certify.result as result_module
+
+    monkeypatch.setattr(result_module, "instance_reading", lambda *args: None)
+    monkeypatch.setattr(result_module, "departing_instance", lambda *args: None)
+    result = certify(weights_of(rewired(ADD2.agent, ("carry", "1"), write="1")), ADD2)
+    assert result.verdict == "INCONCLUSIVE" and result.counterexample is None
+    assert "no instance searched reaches" in result.diagnosis["reason"]
+    assert result.diagnosis["departure"]["path"] == "1 1 0 _ 1"

@@ -1,7 +1,9 @@
 """`certify`: prove that a DFST equals the expert on every input of every length, or show it does not.
 
 1. Lockstep exploration with the engine's float32 arithmetic (tol = 0). A disagreement is a
-   COUNTEREXAMPLE (a shortest symbol path; an instance reaching it is searched and run closed loop).
+   COUNTEREXAMPLE when a concrete instance shows it (one reaching the shortest symbol path, or any
+   instance searched whose closed-loop run parts from the expert's); with none, INCONCLUSIVE (the
+   path may be unreachable on the grid).
    A finite graph whose edges land on their nodes' vectors bit for bit is a complete proof for that
    arithmetic: CERTIFIED (kind "exact").
 2. Otherwise clustered exploration (growing tol) and the region proof (`regions.py`). A proof over
@@ -26,6 +28,7 @@ from dfst.certify.diagnose import diagnose_norm, diagnose_regions
 from dfst.certify.lockstep import Disagreement, Graph, TooManyNodes, explore
 from dfst.certify.regions import RegionProof, prove_regions
 from dfst.certify.result import Result, counterexample_report
+from dfst.certify.search import MAX_PAIRS
 from dfst.rollout import DfstWeights
 from dfst.tasks.base import Task
 
@@ -41,8 +44,7 @@ def certify(weights: DfstWeights, task: Task, *, agent: Transducer | None = None
     mode = "rescaled" if rescale else "plain"
     found = _explore(weights, agent, rescale, 0.0, max_nodes)
     if isinstance(found, Disagreement):
-        return Result("COUNTEREXAMPLE", mode, _elapsed(start),
-                      counterexample=counterexample_report(task, agent, weights, found, rescale))
+        return _departure(task, agent, weights, found, rescale, mode, start)
     if isinstance(found, Graph) and found.exact:
         return Result("CERTIFIED", mode, _elapsed(start), graph=found,
                       certificate=exact_certificate(found, weights, agent, mode))
@@ -51,8 +53,7 @@ def certify(weights: DfstWeights, task: Task, *, agent: Transducer | None = None
     for tol in ((0.0,) if isinstance(found, Graph) else ()) + TOLERANCES:
         graph = found if tol == 0.0 else _explore(weights, agent, rescale, tol, max_nodes)
         if isinstance(graph, Disagreement):
-            return Result("COUNTEREXAMPLE", mode, _elapsed(start),
-                          counterexample=counterexample_report(task, agent, weights, graph, rescale))
+            return _departure(task, agent, weights, graph, rescale, mode, start)
         if graph is None:
             continue
         proof = prove_regions(graph, weights, agent.tables())
@@ -83,6 +84,21 @@ def certify(weights: DfstWeights, task: Task, *, agent: Transducer | None = None
     cert = bounded_certificate(graph, proof, bounded, weights, agent, mode, task.name, digits)
     return Result("CERTIFIED", mode, _elapsed(start), graph=graph, certificate=cert, diagnosis=diagnosis,
                   max_digits=digits, max_steps=bounded.steps)
+
+
+def _departure(task, agent, weights, found: Disagreement, rescale: bool, mode: str, start: float) -> Result:
+    """COUNTEREXAMPLE when a concrete instance shows the departure (one whose expert run reads the
+    path, or any instance searched on which the closed-loop runs part); INCONCLUSIVE when none
+    does: a disagreement that no grid run reaches is no counterexample, and it is not proved
+    unreachable either."""
+    report = counterexample_report(task, agent, weights, found, rescale)
+    if report["instance"] is not None:
+        return Result("COUNTEREXAMPLE", mode, _elapsed(start), counterexample=report)
+    reason = ("the DFST departs from the expert on a symbol path that no instance searched reaches "
+              f"({MAX_PAIRS:,} small instances and the hard ones), and on none of them does the "
+              "closed-loop run part from the expert's: the path may be unreachable on the grid, which "
+              "this proof cannot show")
+    return Result("INCONCLUSIVE", mode, _elapsed(start), diagnosis={"reason": reason, "departure": report})
 
 
 def _explore(weights, agent, rescale, tol, max_nodes) -> Graph | Disagreement | None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from dfst.automata import MOVES, Transducer
 from dfst.certify.lockstep import Disagreement, Graph
-from dfst.certify.search import confirm, failing_instance, instance_reading
+from dfst.certify.search import confirm, departing_instance, instance_reading
 from dfst.rollout import DfstWeights
 from dfst.tasks.base import Task
 
@@ -55,7 +55,7 @@ def counterexample_report(task: Task, agent: Transducer, weights: DfstWeights, f
               "instance": None}
     instance = instance_reading(task, agent, found.path)
     report["instance_reaches_path"] = instance is not None
-    instance = instance or failing_instance(task, weights, rescale)
+    instance = instance or departing_instance(task, agent, weights, rescale)
     if instance is not None:
         run = confirm(task, weights, instance, rescale)
         report["instance"] = {"a": instance.a, "b": instance.b, "name": instance.name,

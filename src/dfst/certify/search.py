@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import itertools
 
-from dfst.automata import Transducer
-from dfst.rollout import DfstWeights, InstanceResult, rollout, run_table
+from dfst.automata import STOP, Transducer
+from dfst.rollout import DfstWeights, InstanceResult, engine_step, rollout, run_table
 from dfst.tasks.base import Instance, Task
 
 MAX_PAIRS = 20000  # instances tried at most
@@ -46,12 +46,21 @@ def instance_reading(task: Task, agent: Transducer, path: tuple[int, ...]) -> In
     return None
 
 
-def failing_instance(task: Task, weights: DfstWeights, rescale: bool, limit: int = 5000) -> Instance | None:
-    """The first small instance the DFST gets wrong in closed loop (the symbol path may need a grid
-    no instance draws; this finds a failure the grid can show)."""
-    for instance in itertools.islice(small_instances(task), limit):
-        if not confirm(task, weights, instance, rescale).exact:
-            return instance
+def departing_instance(task: Task, agent: Transducer, weights: DfstWeights, rescale: bool,
+                       limit: int = MAX_PAIRS) -> Instance | None:
+    """The first small instance on which the DFST's closed-loop run departs from the expert's (the
+    symbol path may need a grid no instance draws; this finds a departure the grid shows). While the
+    two agree the grids are the same, so the DFST reads what the expert read: one engine step per
+    expert step until they differ."""
+    hard = (i for n in (16, 64, 256) for i in task.hard_instances(n))
+    for instance in itertools.chain(itertools.islice(small_instances(task), limit), hard):
+        run = run_table(agent, task.layout(instance), task.max_steps(instance), record=True)
+        h = weights.h0.copy()
+        for x, write, move in run.trace:
+            step = engine_step(weights, h, int(x), rescale)
+            if (step.write, step.move) != (int(write), int(move)) or (step.h is None and move != STOP):
+                return instance
+            h = step.h
     return None
 
 
