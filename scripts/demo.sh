@@ -15,7 +15,8 @@ RUN="$OUT/runs/add2/s0"
 say "The automaton read off the trained DFST ($RUN/extracted), and the trained DFST itself"
 dfst eval "$RUN/extracted" --digits 10,100,1000,10000,100000
 echo "plot: $RUN/extracted/eval.png"
-# exit code 1 is the honest answer here: the trained weights themselves are not exact yet (issue 16)
+# exit code 1 is the honest answer here: reproduce trains without the fine-tuning phase that makes the
+# raw weights exact (dfst train add2 runs it; docs/finetune.md)
 dfst eval "$RUN/model" --digits 10,100,1000 --rescale || echo "exit code $?: not exact at every length"
 
 say "Tasks and expert sizes (k symbols, d states, DFST parameters)"

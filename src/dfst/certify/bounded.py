@@ -23,6 +23,7 @@ import numpy as np
 
 from dfst.certify.bounds import EdgeBounds, height_bounds
 from dfst.certify.frame import Frame
+from dfst.certify.norms import longest_paths
 
 MAX_STEPS = 10**18  # "no bound in sight": reported as this many steps at most
 MIN_LOG, MAX_LOG = math.log(2.0 ** -60), math.log(2.0 ** 100)  # the range max|h| must stay in (plain)
@@ -62,19 +63,6 @@ def max_cycle_mean(n: int, src: np.ndarray, dst: np.ndarray, w: np.ndarray) -> f
     return float(best.max()) if best.size else -np.inf
 
 
-def potentials(n: int, src: np.ndarray, dst: np.ndarray, w: np.ndarray, mean: float) -> np.ndarray | None:
-    """pi with pi_m >= pi_n + w_e - mean on every edge (longest paths, Bellman-Ford), or None."""
-    pi = np.zeros(n)
-    shifted = w - mean
-    for _ in range(n + 1):
-        new = pi.copy()
-        np.maximum.at(new, dst, pi[src] + shifted)
-        if np.array_equal(new, pi):
-            return pi
-        pi = new
-    return None
-
-
 def cycle_factor(n: int, src: np.ndarray, dst: np.ndarray, logs: np.ndarray):
     """(mean, pi): log factors <= mean + pi_m - pi_n on every edge, mean slightly above the largest
     cycle mean (checked, not assumed); (None, None) if that fails."""
@@ -82,7 +70,7 @@ def cycle_factor(n: int, src: np.ndarray, dst: np.ndarray, logs: np.ndarray):
         return 0.0, np.zeros(n)
     mean = max_cycle_mean(n, src, dst, logs)
     mean = 0.0 if mean == -np.inf else mean + CYCLE_SLACK * (1 + abs(mean))
-    pi = potentials(n, src, dst, logs, mean)
+    pi = longest_paths(n, src, dst, logs - mean)  # pi_m >= pi_n + log - mean on every edge
     if pi is None:
         return None, None
     return float((logs + pi[src] - pi[dst]).max()), pi  # the mean these potentials really need

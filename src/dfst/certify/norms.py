@@ -45,8 +45,8 @@ def deviation_weights(frame: Frame, A: np.ndarray, edges: list[tuple[int, int, i
     if not all(np.isfinite(G).all() for G in maps):
         return np.ones((nodes, d))
     src, dst, logs = _pair_graph(edges, maps, d)
-    for gamma in GAMMAS:
-        longest = _longest_paths(nodes * d, src, dst, logs - np.log(gamma))
+    for gamma in GAMMAS:  # omega[src] >= G omega[dst]: longest paths from dst to src
+        longest = longest_paths(nodes * d, dst, src, logs - np.log(gamma))
         if longest is not None and longest.max() <= np.log(MAX_SPREAD):
             return np.exp(longest).reshape(nodes, d)
     return np.ones((nodes, d))
@@ -63,12 +63,13 @@ def _pair_graph(edges, maps, d: int):
     return np.concatenate(src), np.concatenate(dst), np.concatenate(logs)
 
 
-def _longest_paths(count: int, src: np.ndarray, dst: np.ndarray, w: np.ndarray) -> np.ndarray | None:
-    """L >= 0 with L[src] >= L[dst] + w on every pair (Bellman-Ford), or None if a cycle is positive."""
+def longest_paths(count: int, tail: np.ndarray, head: np.ndarray, w: np.ndarray) -> np.ndarray | None:
+    """L >= 0 with L[head] >= L[tail] + w on every edge (Bellman-Ford from 0 everywhere), or None when
+    a cycle has positive weight (no such L)."""
     L = np.zeros(count)
     for _ in range(count + 1):
         new = L.copy()
-        np.maximum.at(new, src, L[dst] + w)
+        np.maximum.at(new, head, L[tail] + w)
         if np.array_equal(new, L):
             return L
         L = new
