@@ -74,3 +74,12 @@ def test_the_phase_is_dfst_finetune_on_the_trained_run(runs, tmp_path):
     root, _, _ = runs
     finetune(root / "plain", tmp_path / "ft", FinetuneConfig(adam_iters=150, plain_iters=50, lbfgs_iters=300))
     assert weights(tmp_path / "ft" / "model") == weights(root / "tuned" / "model")
+
+
+def test_dfst_finetune_on_a_fine_tuned_run_starts_from_trained(runs, tmp_path):
+    """Fine-tuning twice would fine-tune the fine-tuned weights: dfst finetune reads trained/."""
+    from dfst.train.finetune import FinetuneConfig, finetune
+
+    root, _, _ = runs
+    finetune(root / "tuned", tmp_path / "ft", FinetuneConfig(adam_iters=150, plain_iters=50, lbfgs_iters=300))
+    assert weights(tmp_path / "ft" / "model") == weights(root / "tuned" / "model")

@@ -113,12 +113,12 @@ def tune(model, data, task, cfg: FinetuneConfig, progress=None) -> dict:
 
 
 def read_run(run: Path):
-    """(task, kept model, training PTOs) of a finished `dfst train` run, its files checked against
-    the run's manifest; anything else is a one-line DfstError."""
+    """(task, kept model as training left it, training PTOs) of a finished `dfst train` run, its files
+    checked against the run's manifest; anything else is a one-line DfstError."""
     from dfst.checkpoint import load_checkpoint
     from dfst.data import load_dataset
     from dfst.outputs import file_kind
-    from dfst.train.rundir import CONFIG_FILE, DATA_FILE, RUN_FORMAT, check_run_files, read_json
+    from dfst.train.rundir import CONFIG_FILE, DATA_FILE, RUN_FORMAT, TRAINED_DIR, check_run_files, read_json
 
     kind = file_kind(run)
     if kind != "directory":
@@ -129,7 +129,9 @@ def read_run(run: Path):
     if file_kind(run / SUMMARY_FILE) != "file":
         raise DfstError(f"{run} is an unfinished training run (finish it with dfst train first)")
     check_run_files(run, config)
-    model, _ = load_checkpoint(run / MODEL_DIR)
+    # a run trained with the phase already holds fine-tuned weights in model/: start from training's
+    trained = run / TRAINED_DIR
+    model, _ = load_checkpoint(trained if file_kind(trained) == "directory" else run / MODEL_DIR)
     data = load_dataset(run / DATA_FILE)
     if model.config.task is None or model.config.task != data.task:
         raise DfstError(f"{run}: the model's task {model.config.task} is not its data's {data.task}")
