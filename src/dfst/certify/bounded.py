@@ -152,7 +152,8 @@ def region_plan(bounds: EdgeBounds, limits: np.ndarray, s: float, nodes: int):
         return None
     p = np.exp(pi - pi.max())
     F, pole = rho_map(bounds, p, s)
-    top = min(float((np.minimum(limits, 1.0) / p).min()), 0.5 * pole)
+    # a hair inside the margins: at the limit itself the checker's margin is 0 up to rounding
+    top = min(float((np.minimum(limits, 1.0) / p).min()) * (1 - CLAIM_SLACK), 0.5 * pole)
     return (F, p, top) if top > 0 else None
 
 

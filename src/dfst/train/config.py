@@ -157,8 +157,8 @@ class TuningConfig:
     weights made exact closed loop far beyond the training length. model/ gets the fine-tuned
     weights, trained/ keeps the trained ones."""
 
-    finetune: bool = setting(False, "Fine-tune the kept model after training (model/ exact far beyond "
-                             "the training length; trained/ keeps the weights before).")
+    finetune: bool = setting(False, "Fine-tune the kept model after training (on in add2's recipe): "
+                             "model/ exact far beyond the training length, trained/ the weights before.")
     finetune_adam: int = setting(20000, "Fine-tuning: Adam iterations, noise annealed to 0.", low=0)
     finetune_plain: int = setting(10000, "Fine-tuning: Adam iterations without noise.", low=0)
     finetune_lbfgs: int = setting(3000, "Fine-tuning: L-BFGS iterations (float64).", low=0)
