@@ -29,6 +29,7 @@ MAX_STEPS = 10**18  # "no bound in sight": reported as this many steps at most
 MIN_LOG, MAX_LOG = math.log(2.0 ** -60), math.log(2.0 ** 100)  # the range max|h| must stay in (plain)
 CYCLE_SLACK = 1e-9  # relative widening of the cycle factors, so that the potentials exist in float64
 CLAIM_SLACK = 1e-6  # the constants a certificate claims are this much above the prover's values
+MAX_NODES = 2000  # lockstep nodes a bounded proof handles (Karp's table is (n+1) x n)
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,8 @@ class BoundedProof:
 
 
 def max_cycle_mean(n: int, src: np.ndarray, dst: np.ndarray, w: np.ndarray) -> float:
-    """Karp: the largest mean edge weight over the cycles of the graph (-inf when it has none)."""
+    """Karp: the largest mean edge weight over the cycles of the graph (-inf when it has none).
+    O(n E) time and an (n+1) x n table: callers keep n <= MAX_NODES."""
     D = np.full((n + 1, n), -np.inf)
     D[0] = 0.0  # every node may start a walk
     for k in range(1, n + 1):
@@ -68,6 +70,8 @@ def cycle_factor(n: int, src: np.ndarray, dst: np.ndarray, logs: np.ndarray):
     cycle mean (checked, not assumed); (None, None) if that fails."""
     if len(logs) == 0:
         return 0.0, np.zeros(n)
+    if n > MAX_NODES:  # Karp's table would not fit: no bounded proof for graphs this large
+        return None, None
     mean = max_cycle_mean(n, src, dst, logs)
     mean = 0.0 if mean == -np.inf else mean + CYCLE_SLACK * (1 + abs(mean))
     pi = longest_paths(n, src, dst, logs - mean)  # pi_m >= pi_n + log - mean on every edge

@@ -22,6 +22,7 @@ GAMMAS = (1 + 1e-9, 1 + 1e-7, 1 + 1e-5, 1 + 1e-3, 1.01, 1.1, 1.5, 2.0, 4.0)
 NEGLIGIBLE = 1e-13  # entries of G below this (relative to 1) do not shape the weights
 MAX_SPREAD = 1e12  # weights spread wider than this are not used (the bounds lose precision)
 MAX_PAIRS = 4_000_000  # (edge, entry) pairs searched at most; beyond, the plain l1 norm
+MAX_COORDINATES = 20_000  # (node, coordinate) pairs at most; beyond, the plain l1 norm
 
 
 def deviation_maps(frame: Frame, A: np.ndarray, edges: list[tuple[int, int, int]]) -> list[np.ndarray]:
@@ -39,8 +40,10 @@ def deviation_maps(frame: Frame, A: np.ndarray, edges: list[tuple[int, int, int]
 def deviation_weights(frame: Frame, A: np.ndarray, edges: list[tuple[int, int, int]]) -> np.ndarray:
     """omega (N, d) >= 1; all ones when no factor in GAMMAS admits weights."""
     nodes, d = frame.centres.shape
+    if not edges or nodes * d > MAX_COORDINATES:  # Bellman-Ford rounds grow with the pairs: l1 then
+        return np.ones((nodes, d))
     maps = deviation_maps(frame, A, edges)
-    if not edges or sum(int((G > NEGLIGIBLE).sum()) for G in maps) > MAX_PAIRS:
+    if sum(int((G > NEGLIGIBLE).sum()) for G in maps) > MAX_PAIRS:
         return np.ones((nodes, d))
     if not all(np.isfinite(G).all() for G in maps):
         return np.ones((nodes, d))
