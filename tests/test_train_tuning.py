@@ -83,3 +83,21 @@ def test_dfst_finetune_on_a_fine_tuned_run_starts_from_trained(runs, tmp_path):
     root, _, _ = runs
     finetune(root / "tuned", tmp_path / "ft", FinetuneConfig(adam_iters=150, plain_iters=50, lbfgs_iters=300))
     assert weights(tmp_path / "ft" / "model") == weights(root / "tuned" / "model")
+
+
+def test_a_link_named_trained_is_neither_followed_nor_replaced(runs, tmp_path):
+    """A finished run whose phase was cut short, with a symlink where trained/ goes: a one-line
+    error naming it, and the link and its target stay as they were."""
+    from dfst.errors import DfstError
+
+    root, tuned, _ = runs
+    copy = tmp_path / "copy"
+    shutil.copytree(root / "tuned", copy)
+    write_run_json(copy, SUMMARY_FILE, {key: value for key, value in tuned.items() if key != "finetune"})
+    shutil.rmtree(copy / "trained")
+    target = tmp_path / "elsewhere"
+    shutil.copytree(root / "plain" / "model", target)
+    (copy / "trained").symlink_to(target)
+    with pytest.raises(DfstError, match="trained is a"):
+        train(SHORT, copy)
+    assert (copy / "trained").is_symlink() and weights(target) == weights(root / "plain" / "model")

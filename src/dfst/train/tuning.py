@@ -72,8 +72,11 @@ def _trained_model(out: Path):
     from dfst.outputs import file_kind, remove_own_tree
 
     path = out / TRAINED_DIR
-    if file_kind(path) == "missing":
+    kind = file_kind(path)
+    if kind == "missing":
         return None, None
+    if kind != "directory":  # a link or a user's file is neither read nor replaced
+        raise DfstError(f"{path} is a {kind}, not the checkpoint dfst writes there (move it away)")
     try:
         return _load(path)
     except DfstError:
