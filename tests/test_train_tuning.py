@@ -101,3 +101,14 @@ def test_a_link_named_trained_is_neither_followed_nor_replaced(runs, tmp_path):
     with pytest.raises(DfstError, match="trained is a"):
         train(SHORT, copy)
     assert (copy / "trained").is_symlink() and weights(target) == weights(root / "plain" / "model")
+
+
+@pytest.mark.parametrize("name", ["trained", "model", "extracted"])
+def test_force_never_removes_a_user_file_named_like_a_checkpoint_directory(tmp_path, name):
+    from dfst.errors import DfstError
+    from dfst.train.rundir import clear_run
+
+    (tmp_path / name).write_text("mine")
+    with pytest.raises(DfstError, match="is a file, not the checkpoint directory"):
+        clear_run(tmp_path)
+    assert (tmp_path / name).read_text() == "mine"

@@ -183,6 +183,8 @@ def run_paths(out: Path) -> list[Path]:
             raise DfstError(f"{path} is a {kind}; dfst never follows or removes one (remove it yourself)")
         if kind == "directory" and name not in CHECKPOINT_DIRS:
             raise DfstError(f"{path} is a directory, not the file dfst writes there (move it away)")
+        if kind == "file" and name in CHECKPOINT_DIRS:
+            raise DfstError(f"{path} is a file, not the checkpoint directory dfst writes there (move it)")
         if kind == "directory":
             check_checkpoint_dir(path)
         if kind != "missing":
