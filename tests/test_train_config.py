@@ -96,8 +96,9 @@ def test_the_reproducing_command_names_every_field_as_before():
         ignored = {"--forward"} if cfg.normalize_h else set()
         bucket = {} if cfg.bucket else {"--no-bucket": True}
         # fields added since (fine-tuning) are named too, so the command never falls back on a recipe
-        later = {"--finetune" if cfg.finetune else "--no-finetune": True, "--finetune-adam": "20000",
-                 "--finetune-plain": "10000", "--finetune-lbfgs": "3000", "--finetune-damping": "0.0"}
+        later = {"--finetune" if cfg.finetune else "--no-finetune": True, "--finetune-adam": "0",
+                 "--finetune-plain": "0", "--finetune-lbfgs": "0", "--finetune-damping": "1.0",
+                 "--finetune-centres": "3000", "--finetune-margin": "0.5"}
         old, new = options(commands["out"]), options(command_line(cfg, "runs/x"))
         assert new == {k: v for k, v in old.items() if k not in ignored} | bucket | later, name
         old, new = options(commands["data"]), options(command_line(cfg, "runs/x", "d.pto.zip"))

@@ -15,7 +15,8 @@ from dfst.train import TrainConfig, train
 from dfst.train.rundir import SUMMARY_FILE, write_run_json
 
 SHORT = TrainConfig(task="add2", iters=1000, restarts=4, eval_every=0, eval_digits=(10,), finetune=True,
-                    finetune_adam=150, finetune_plain=50, finetune_lbfgs=300)
+                    finetune_centres=500)
+TUNE = {"centre_iters": 500}  # the same schedule for dfst finetune
 
 
 def weights(path):
@@ -39,7 +40,7 @@ def test_trained_keeps_trainings_weights_and_model_gets_the_fine_tuned(runs):
     assert [lv["digits"] for lv in info["eval_plain"]["levels"]] == [10]
     assert tuned["cpu_seconds"] > plain["cpu_seconds"]
     model, config = load_checkpoint(root / "tuned" / "model")
-    assert config["provenance"]["finetune"]["lbfgs_iters"] == 300
+    assert config["provenance"]["finetune"]["centre_iters"] == 500
     assert json.loads((root / "tuned" / "config.json").read_text())["train"]["finetune"] is True
     assert "finetune" not in json.loads((root / "plain" / "config.json").read_text())["train"]
 
@@ -72,7 +73,7 @@ def test_the_phase_is_dfst_finetune_on_the_trained_run(runs, tmp_path):
     from dfst.train.finetune import FinetuneConfig, finetune
 
     root, _, _ = runs
-    finetune(root / "plain", tmp_path / "ft", FinetuneConfig(adam_iters=150, plain_iters=50, lbfgs_iters=300))
+    finetune(root / "plain", tmp_path / "ft", FinetuneConfig(**TUNE))
     assert weights(tmp_path / "ft" / "model") == weights(root / "tuned" / "model")
 
 
@@ -81,7 +82,7 @@ def test_dfst_finetune_on_a_fine_tuned_run_starts_from_trained(runs, tmp_path):
     from dfst.train.finetune import FinetuneConfig, finetune
 
     root, _, _ = runs
-    finetune(root / "tuned", tmp_path / "ft", FinetuneConfig(adam_iters=150, plain_iters=50, lbfgs_iters=300))
+    finetune(root / "tuned", tmp_path / "ft", FinetuneConfig(**TUNE))
     assert weights(tmp_path / "ft" / "model") == weights(root / "tuned" / "model")
 
 

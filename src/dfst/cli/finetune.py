@@ -13,17 +13,22 @@ from dfst.cli.app import JsonOption, app, console, print_json
 from dfst.train.finetune import FinetuneConfig
 
 _D = FinetuneConfig()  # the defaults of the options are the library's
-PHASES = {"adam": "Adam", "lbfgs": "L-BFGS"}
+PHASES = {"adam": "Adam", "lbfgs": "L-BFGS", "centres": "L-BFGS at the centres"}
 
 
 @app.command("finetune")
 def finetune_command(
     run: Path = typer.Argument(..., metavar="RUN", help="A finished dfst train run directory."),
     out: Path = typer.Option(..., "--out", help="Directory to write (OUT/model, OUT/summary.json)."),
-    adam_iters: int = typer.Option(_D.adam_iters, "--adam-iters", help="Adam iterations with the noise "
-                                   "annealed to 0."),
+    centre_iters: int = typer.Option(_D.centre_iters, "--centre-iters", help="L-BFGS iterations (float64) "
+                                     "on the objective at the centres."),
+    margin: float = typer.Option(_D.margin, "--margin", help="Lead of the right readout score at each "
+                                 "centre."),
+    adam_iters: int = typer.Option(_D.adam_iters, "--adam-iters", help="Adam iterations on the "
+                                   "teacher-forced states, noise annealed to 0 (before the centres)."),
     plain_iters: int = typer.Option(_D.plain_iters, "--plain-iters", help="Adam iterations without noise."),
-    lbfgs_iters: int = typer.Option(_D.lbfgs_iters, "--lbfgs-iters", help="L-BFGS iterations (float64)."),
+    lbfgs_iters: int = typer.Option(_D.lbfgs_iters, "--lbfgs-iters", help="L-BFGS iterations (float64) on "
+                                    "the teacher-forced states."),
     lr: float = typer.Option(_D.lr, "--lr", help="Peak Adam lr (one cosine over both Adam phases)."),
     noise: float = typer.Option(_D.noise, "--noise", help="Initial σ of the noise on the direction of h."),
     weight: float = typer.Option(_D.weight, "--weight", help="Weight of the consistency and pull penalties."),
@@ -34,12 +39,15 @@ def finetune_command(
     force: bool = typer.Option(False, "--force", help="Replace an earlier fine-tune in --out."),
     as_json: bool = JsonOption,
 ) -> None:
-    """Fine-tune RUN's kept model: its states pulled onto the centres of the extracted automaton's
-    blocks, and A made to map each centre onto its successor's (Adam, then L-BFGS in float64). The
-    weights written are gradient descent's, float32; evaluate them with dfst eval OUT/model."""
+    """Fine-tune RUN's kept model: A made to map the centre of each block of the extracted automaton
+    onto its successor's, the readouts at each centre right by a margin (L-BFGS in float64; optionally
+    Adam on the teacher-forced states first). The weights written are gradient descent's, float32;
+    evaluate them with dfst eval OUT/model."""
     from dfst.train.finetune import check_out_dir, finetune
 
-    cfg = FinetuneConfig(adam_iters, plain_iters, lbfgs_iters, lr, noise, weight, damping, seed, threads)
+    cfg = FinetuneConfig(adam_iters=adam_iters, plain_iters=plain_iters, lbfgs_iters=lbfgs_iters, lr=lr,
+                         noise=noise, weight=weight, damping=damping, seed=seed, threads=threads,
+                         centre_iters=centre_iters, margin=margin)
     check_out_dir(out, force=force)  # before torch loads: a refusal answers at once
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True, disable=as_json) as progress:

@@ -158,7 +158,8 @@ def _eval_text(report: dict | None) -> str:
     return "eval " + " ".join(f"{lv['digits']}:{lv['exact']}/{lv['instances']}" for lv in report["levels"])
 
 
-FINETUNE_PHASES = {"adam": "fine-tuning (Adam)", "lbfgs": "fine-tuning (L-BFGS)"}
+FINETUNE_PHASES = {"adam": "fine-tuning (Adam)", "lbfgs": "fine-tuning (L-BFGS)",
+                   "centres": "fine-tuning (L-BFGS at the centres)"}
 
 
 def _show(progress: Progress, bar, record: dict) -> None:

@@ -16,9 +16,12 @@ need r well below 1/(2.5N). Fine-tuning makes r small on purpose:
              (`dfst.train.objectives`); and `damping` times the weight of A on the directions the
              automaton never uses (centres of blocks that never read x, and outside the centres'
              span), so that a deviation there dies instead of being carried along.
-  phases     Adam (cosine lr) with the noise annealed to 0, then Adam without noise; then L-BFGS in
-             float64 on the noise-free objective, which drives the residual toward float32's floor
-             where first-order steps stall.
+  phases     (optional, off by default) Adam (cosine lr) with the noise annealed to 0, then Adam
+             without noise, then L-BFGS in float64 on that noise-free objective; then the centres
+             phase: L-BFGS in float64 on the objective at the centres alone (`Anchored.at_centres`:
+             consistency, h0's pull, damping, and a margin hinge on the readouts at each centre),
+             which needs no teacher-forced pass and whose optimum is 0, so the residual goes to
+             float32's floor in seconds (docs/finetune.md).
 """
 
 from __future__ import annotations
@@ -34,7 +37,13 @@ from dfst.data import PtoDataset
 from dfst.errors import DfstError
 from dfst.model import DFST, hidden_states, teacher_forced
 from dfst.train.batches import Sequences, step_noise
-from dfst.train.objectives import centre_pull, consistency_penalty, mse_loss, unused_directions
+from dfst.train.objectives import (
+    centre_pull,
+    consistency_penalty,
+    margin_hinge,
+    mse_loss,
+    unused_directions,
+)
 
 
 @dataclass(frozen=True)
@@ -42,11 +51,13 @@ class Blocks:
     """The block of every teacher-forced step and the observed transitions between blocks.
 
     labels (N, T) int64, -1 in padding; transitions (n, 3) distinct (block, read, next block) of the
-    non-halting steps; `initial` the block of h_0; `count` blocks (the automaton's final state,
-    entered only by halting, has no centre: no state after a halt is ever read)."""
+    non-halting steps; readouts (r, 4) distinct (block, read, written, move) of every step, halts
+    included (the PTOs' own actions); `initial` the block of h_0; `count` blocks (the automaton's final
+    state, entered only by halting, has no centre: no state after a halt is ever read)."""
 
     labels: torch.Tensor
     transitions: torch.Tensor
+    readouts: torch.Tensor
     initial: int
     count: int
 
@@ -63,12 +74,14 @@ def block_labels(model: DFST, data: PtoDataset, agent) -> Blocks:
     seqs = Sequences.of(data)
     labels = torch.full(seqs.reads.shape, -1, dtype=torch.int64)
     seen: set[tuple[int, int, int]] = set()
+    actions: set[tuple[int, int, int, int]] = set()
     for i in range(data.samples):
         q = initial
         for t, (x, w, m) in enumerate(data.trace(i)):
             labels[i, t] = q
             if nxt[q, x] < 0 or wrt[q, x] != w or mov[q, x] != m:
                 raise DfstError(f"the automaton read off the model departs from training PTO {i} at step {t}")
+            actions.add((q, int(x), int(w), int(m)))
             if m == STOP:
                 break
             seen.add((q, int(x), int(nxt[q, x])))
@@ -78,7 +91,8 @@ def block_labels(model: DFST, data: PtoDataset, agent) -> Blocks:
     transitions = torch.tensor(sorted(seen), dtype=torch.int64).reshape(-1, 3)
     if transitions.numel() and int(transitions[:, [0, 2]].max()) >= count:
         raise DfstError("the automaton read off the model steps into its final state without halting")
-    return Blocks(labels, transitions, initial, count)
+    readouts = torch.tensor(sorted(actions), dtype=torch.int64).reshape(-1, 4)
+    return Blocks(labels, transitions, readouts, initial, count)
 
 
 def initial_centres(model: DFST, seqs: Sequences, blocks: Blocks) -> torch.Tensor:
@@ -96,10 +110,11 @@ class Anchored(torch.nn.Module):
     """The model and its learnable centres (c = u/|u|), with the fine-tuning objective."""
 
     def __init__(self, model: DFST, centres: torch.Tensor, seqs: Sequences, blocks: Blocks, weight: float,
-                 damping: float = 0.0):
+                 damping: float = 0.0, margin: float = 0.5):
         super().__init__()
         self.model, self.u = model, torch.nn.Parameter(centres.clone())
         self.batch, self.blocks, self.weight, self.damping = seqs.batch(None), blocks, weight, damping
+        self.margin = margin
         self.labels = blocks.labels[:, :self.batch[0].shape[1]]
 
     def centres(self) -> torch.Tensor:
@@ -117,6 +132,26 @@ class Anchored(torch.nn.Module):
         total = parts["loss"] + self.weight * (parts["consistency"] + parts["pull"] + parts["pull_h0"])
         if self.damping:
             parts["unused"] = unused_directions(self.model.A, c, self.blocks.transitions)
+            total = total + self.damping * parts["unused"]
+        return total, {name: value.item() for name, value in parts.items()}
+
+    def at_centres(self) -> tuple[torch.Tensor, dict]:
+        """The objective on the centres alone, no teacher-forced pass: consistency + pull of h0 +
+        damping·unused + the margin hinge of the readouts at each (block, read) the PTOs show (the
+        PTO's written symbol and move lead every other score by `margin`). Its optimum is 0: the
+        consistency and the readouts are met exactly, with nothing (like mse) pulling against them."""
+        model, c = self.model, self.centres()
+        q, x, write, move = self.blocks.readouts.unbind(-1)
+        state = c[q]
+        parts = {"consistency": consistency_penalty(model.A, c, self.blocks.transitions),
+                 "pull_h0": ((model.h0 - c[self.blocks.initial]) ** 2).sum(),
+                 "margin": margin_hinge(torch.einsum("nij,nj->ni", model.B[x], state), write, self.margin)
+                 + margin_hinge(torch.einsum("nij,nj->ni", model.C[x], state), move, self.margin)}
+        if len(c) <= c.shape[1]:  # room for orthonormal centres: A's norm and float32 rounding stay small
+            parts["orthogonality"] = ((c @ c.T - torch.eye(len(c), dtype=c.dtype)) ** 2).sum() / len(c)
+        total = sum(parts.values())
+        if self.damping:
+            parts["unused"] = unused_directions(model.A, c, self.blocks.transitions)
             total = total + self.damping * parts["unused"]
         return total, {name: value.item() for name, value in parts.items()}
 
@@ -144,11 +179,15 @@ def adam_phase(anchored: Anchored, *, noisy: int, plain: int, lr: float, noise: 
     return {"iterations": total, **parts}
 
 
-def lbfgs_phase(anchored: Anchored, iters: int, progress: Progress = None, chunk: int = 100) -> dict:
-    """L-BFGS (strong Wolfe) in float64 on the noise-free objective; the weights return to float32
-    (a cast, nothing else). Stops early once a step changes nothing representable."""
+def lbfgs_phase(anchored: Anchored, iters: int, progress: Progress = None, chunk: int = 100, *,
+                at_centres: bool = False) -> dict:
+    """L-BFGS (strong Wolfe) in float64 on the noise-free objective (`at_centres`: on
+    `Anchored.at_centres`); the weights return to float32 (a cast, nothing else). Stops early once a
+    step changes nothing representable."""
     if iters == 0:
         return {"iterations": 0}
+    phase = "centres" if at_centres else "lbfgs"
+    objective = anchored.at_centres if at_centres else lambda: anchored.objective(None)
     anchored.double()
     optimizer = torch.optim.LBFGS(anchored.parameters(), lr=1, max_iter=chunk, history_size=100,
                                   tolerance_grad=1e-15, tolerance_change=1e-20,
@@ -156,7 +195,7 @@ def lbfgs_phase(anchored: Anchored, iters: int, progress: Progress = None, chunk
 
     def closure():
         optimizer.zero_grad(set_to_none=True)
-        value, _ = anchored.objective(None)
+        value, _ = objective()
         value.backward()
         return value
 
@@ -169,11 +208,11 @@ def lbfgs_phase(anchored: Anchored, iters: int, progress: Progress = None, chunk
         reached = optimizer.state_dict()["state"][0]["n_iter"]
         stalled, done = reached == done, reached
         if progress is not None:
-            progress({"phase": "lbfgs", "iteration": min(done, iters), "iters": iters})
+            progress({"phase": phase, "iteration": min(done, iters), "iters": iters})
         if stalled:
             break
     with torch.no_grad():
-        _, parts = anchored.objective(None)
+        _, parts = objective()
     anchored.float()
     return {"iterations": done, **parts}
 

@@ -159,10 +159,15 @@ class TuningConfig:
 
     finetune: bool = setting(False, "Fine-tune the kept model after training (on in add2's recipe): "
                              "model/ exact far beyond the training length, trained/ the weights before.")
-    finetune_adam: int = setting(20000, "Fine-tuning: Adam iterations, noise annealed to 0.", low=0)
-    finetune_plain: int = setting(10000, "Fine-tuning: Adam iterations without noise.", low=0)
-    finetune_lbfgs: int = setting(3000, "Fine-tuning: L-BFGS iterations (float64).", low=0)
-    finetune_damping: float = setting(0.0, "Fine-tuning: weight of the penalty on A's unused directions.")
+    finetune_adam: int = setting(0, "Fine-tuning: Adam iterations on the teacher-forced states, noise "
+                                 "annealed to 0.", low=0)
+    finetune_plain: int = setting(0, "Fine-tuning: Adam iterations without noise.", low=0)
+    finetune_lbfgs: int = setting(0, "Fine-tuning: L-BFGS iterations on the teacher-forced states.", low=0)
+    finetune_damping: float = setting(1.0, "Fine-tuning: weight of the penalty on A's unused directions.")
+    finetune_centres: int = setting(3000, "Fine-tuning: L-BFGS iterations (float64) on the objective at "
+                                    "the centres.", low=0)
+    finetune_margin: float = setting(0.5, "Fine-tuning: lead of the right readout score at each centre.",
+                                     positive=True)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -179,7 +184,8 @@ FLAT_ORDER = ("task", "samples", "max_digits", "seed", "sampler", "d", "iters", 
               "bucket", "init", "loss", "noise", "noise_final", "l1", "normalize_h", "discrete", "extract",
               "forward", "eval_every", "eval_digits", "eval_random", "target_digits", "checkpoint_every",
               "log_every", "threads", "restarts",
-              "finetune", "finetune_adam", "finetune_plain", "finetune_lbfgs", "finetune_damping")
+              "finetune", "finetune_adam", "finetune_plain", "finetune_lbfgs", "finetune_damping",
+              "finetune_centres", "finetune_margin")
 # Fields added after version 1: left out of `to_dict` while at their default, so that the config.json of
 # an old run, and every key reproduce hashes, stay byte for byte what they were.
 LATER_FIELDS = FLAT_ORDER[FLAT_ORDER.index("finetune"):]

@@ -141,3 +141,12 @@ def unused_directions(A: torch.Tensor, centres: torch.Tensor, transitions: torch
     unused = torch.where(~reads.T[..., None], images**2, 0.0).sum((-2, -1))
     outside = torch.eye(A.shape[-1], dtype=A.dtype) - torch.linalg.pinv(centres) @ centres
     return (unused + ((A @ outside) ** 2).sum((-2, -1))).mean()
+
+
+def margin_hinge(scores: torch.Tensor, targets: torch.Tensor, margin: float) -> torch.Tensor:
+    """Mean over rows of Σ_j relu(margin - (s_target - s_j))² over the wrong classes j: zero once every
+    right score leads every wrong one by `margin`, so it asks nothing more of a readout that is right
+    (unlike mse, whose optimum competes with the consistency penalty). scores (n, c), targets (n,)."""
+    lead = scores.gather(1, targets[:, None]) - scores
+    short = torch.relu(margin - lead).scatter(1, targets[:, None], 0.0)
+    return (short**2).sum(-1).mean()

@@ -32,7 +32,8 @@ def finetune_config(cfg: TrainConfig):
     from dfst.train.finetune import FinetuneConfig
 
     return FinetuneConfig(adam_iters=cfg.finetune_adam, plain_iters=cfg.finetune_plain,
-                          lbfgs_iters=cfg.finetune_lbfgs, damping=cfg.finetune_damping, threads=cfg.threads)
+                          lbfgs_iters=cfg.finetune_lbfgs, damping=cfg.finetune_damping, threads=cfg.threads,
+                          centre_iters=cfg.finetune_centres, margin=cfg.finetune_margin)
 
 
 def finetune_phase(out: Path, cfg: TrainConfig, summary: dict, data: PtoDataset, progress=None) -> dict:
