@@ -133,7 +133,7 @@ def test_configure_starts_from_the_tasks_recipe(monkeypatch):
     mult2 = {"samples": 750, "max_digits": 5, "sampler": "pairs", "iters": 8000, "batch": 64, "bucket": True,
              "noise": 0.01, "restarts": 4}
     assert recipe_fields("mult2") == mult2 and recipe_fields("add2") == {"finetune": True}
-    assert recipe_fields("add10") == {"samples": 225, "restarts": 8}
+    assert recipe_fields("add10") == {"samples": 225, "restarts": 8, "finetune": True}
     assert recipe_fields("mult10") == {k: v for k, v in mult2.items() if k != "max_digits"} | {"samples": 400}
     cfg, set_by = configure("mult2", {"samples": 10, "iters": 3, "noise": 0.5}, {"samples"})
     assert cfg == replace(RECIPES["mult2"], samples=10, eval_every=1000)  # the options not given are ignored

@@ -113,3 +113,24 @@ def test_force_never_removes_a_user_file_named_like_a_checkpoint_directory(tmp_p
     with pytest.raises(DfstError, match="is a file, not the checkpoint directory"):
         clear_run(tmp_path)
     assert (tmp_path / name).read_text() == "mine"
+
+
+def test_a_phase_that_cannot_anchor_leaves_the_trained_weights_and_says_why(runs, tmp_path, monkeypatch):
+    """When fine-tuning fails (here: made to fail as when the automaton read off the model departs
+    from a PTO), the run still finishes: model/ keeps training's weights and summary.json the reason."""
+    from dfst.errors import DfstError
+    from dfst.train import finetune as finetune_module
+
+    def refuse(*args, **kwargs):
+        raise DfstError("the automaton read off the model departs from training PTO 3 at step 7")
+
+    monkeypatch.setattr(finetune_module, "tune", refuse)
+    root, tuned, plain = runs
+    copy = tmp_path / "copy"
+    shutil.copytree(root / "tuned", copy)  # as killed after model/ got the fine-tuned weights
+    write_run_json(copy, SUMMARY_FILE, {key: value for key, value in tuned.items() if key != "finetune"})
+    summary = train(SHORT, copy)
+    assert summary["finetune"]["error"].endswith("PTO 3 at step 7")
+    assert weights(copy / "model") == weights(copy / "trained") == weights(root / "plain" / "model")
+    assert summary["cpu_seconds"] >= plain["cpu_seconds"]
+    check_manifest(copy)

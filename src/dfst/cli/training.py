@@ -199,7 +199,9 @@ def _print_summary(summary: dict, cfg: dict) -> None:
     for lv in (summary.get("eval") or {}).get("levels", []):
         style = "green" if lv["robust"] else "red"
         rows[f"exact at {lv['digits']:,} digits"] = f"[{style}]{lv['exact']}/{lv['instances']}[/]"
-    if tuned := summary.get("finetune"):
+    if (tuned := summary.get("finetune")) and "error" in tuned:
+        rows["fine-tuned"] = f"[red]no: {tuned['error']}[/] (model/ holds the trained weights)"
+    elif tuned:
         rows["fine-tuned"] = (f"largest residual {tuned['after']['residual_max']:.2g}, "
                               f"{tuned['cpu_seconds']:.0f} CPU s; trained weights kept in {tuned['trained']}")
         for lv in tuned["eval_plain"]["levels"]:

@@ -349,7 +349,7 @@ MULT = replace(DEFAULT, restarts=4, batch=64, bucket=True, sampler="pairs", nois
 
 RECIPES: dict[str, TrainConfig] = {
     "add2": replace(DEFAULT, task="add2", samples=20, max_digits=3, finetune=True),
-    "add10": replace(DEFAULT, task="add10", samples=225, max_digits=3, restarts=8),
+    "add10": replace(DEFAULT, task="add10", samples=225, max_digits=3, restarts=8, finetune=True),
     "mult2": replace(MULT, task="mult2", samples=750, max_digits=5),
     # samples of at most 3 digits: mult10's PTOs reach 1,038 steps at 5 digits (522 at 3), and 3 digits
     # already show every rule and pair of rules (docs/training.md section 10)

@@ -52,14 +52,20 @@ def finetune_phase(out: Path, cfg: TrainConfig, summary: dict, data: PtoDataset,
         record_paths(out, TRAINED_DIR)
     task = get_task(cfg.task)
     schedule = finetune_config(cfg)
-    info = tune(model, data, task, schedule, progress)
+    try:
+        info = tune(model, data, task, schedule, progress)
+    except DfstError as exc:  # e.g. no automaton to anchor to: model/ gets training's weights, and says why
+        info = {"error": str(exc)}
+        model, provenance = _load(out / TRAINED_DIR)  # tune changed `model` in place
+    else:
+        provenance |= {"finetune": asdict(schedule), "residual_max": info["after"]["residual_max"]}
     check_checkpoint_dir(out / MODEL_DIR)  # only a checkpoint's own files, no links: then replace it
-    remove_own_tree(out / MODEL_DIR)
-    save_checkpoint(model, out / MODEL_DIR, provenance | {"finetune": asdict(schedule),
-                                                          "residual_max": info["after"]["residual_max"]})
+    remove_own_tree(out / MODEL_DIR)  # (a phase cut short may have left fine-tuned weights there)
+    save_checkpoint(model, out / MODEL_DIR, provenance)
     record_paths(out, MODEL_DIR)
-    info |= {"trained": str(out / TRAINED_DIR), "eval_plain": plain_closed_loop(model, task, cfg),
-             "seconds": round(time.perf_counter() - clock, 3),
+    if "error" not in info:
+        info["eval_plain"] = plain_closed_loop(model, task, cfg)
+    info |= {"trained": str(out / TRAINED_DIR), "seconds": round(time.perf_counter() - clock, 3),
              "cpu_seconds": round(time.process_time() - cpu_start, 3)}
     total = round(summary["cpu_seconds"] + info["cpu_seconds"], 3)  # training and fine-tuning
     summary = summary | {"finetune": info, "cpu_seconds": total}
