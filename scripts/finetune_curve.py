@@ -38,7 +38,7 @@ def finetune_points(run: Path, counts: list[int], digits: tuple[int, ...]) -> li
     for count in counts:
         task_name, model, data = read_run(run)
         task = get_task(task_name)
-        info = tune(model, data, task, FinetuneConfig(centre_iters=count))
+        model, info = tune(model, data, task, FinetuneConfig(centre_iters=count))
         report, _ = run_protocol(task, DfstWeights.of(*model.numpy_weights()), EvalConfig(digits, random=10))
         points.append({"iteration": count, "raw": report["robust_max_digits"],
                        "residual_max": info["after"]["residual_max"]})

@@ -158,7 +158,8 @@ def test_a_task_starts_from_its_recipe_and_given_flags_win(capsys, tmp_path):
                        "--restarts", "1")
     saved = json.loads((tmp_path / "run" / "config.json").read_text())["train"]
     given = {"samples": 6, "max_digits": 2, "eval_digits": [4], "eval_random": 2, "iters": 2, "restarts": 1}
-    recipe = {"batch": 64, "bucket": True, "sampler": "pairs", "noise": 0.01}  # mult2's, not TrainConfig's
+    recipe = {"batch": 64, "bucket": True, "sampler": "pairs", "noise": 0.01,  # mult2's, not TrainConfig's
+              "finetune": True}
     assert {k: saved[k] for k in given} == given and {k: saved[k] for k in recipe} == recipe
     assert saved == TrainConfig(task="mult2", **recipe, **given).to_dict()  # the rest: TrainConfig's defaults
     assert summary["set_by"]["recipe"] == {"mult2": {"samples": 750, "max_digits": 5, "restarts": 4,
@@ -169,5 +170,6 @@ def test_a_task_starts_from_its_recipe_and_given_flags_win(capsys, tmp_path):
     code, _, err = run(capsys, "train", "mult2", "--out", tmp_path / "text", *FAST, "--iters", "1")
     assert code == 0
     assert "mult2's recipe sets sampler=pairs, batch=64, bucket=True, noise=0.01, restarts=4" in err
+    assert "finetune=True" in err
     assert "samples=750" not in err  # given on the command line: the flag, not the recipe
 

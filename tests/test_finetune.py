@@ -134,3 +134,25 @@ def test_damping_is_recorded_and_changes_the_weights(tiny_run, tuned, tmp_path):
     assert summary["after"]["residual"] < summary["before"]["residual"] / 10  # the teacher-forced phases
     assert (out / "model" / "model.safetensors").read_bytes() != \
         (tuned[0] / "model" / "model.safetensors").read_bytes()
+
+
+def test_a_grown_model_computes_what_the_model_did_and_only_new_dimensions_get_the_nudge(tiny_run):
+    """More blocks than dimensions: fine-tuning grows d by zero-padding, which changes no output."""
+    import torch
+
+    from dfst.checkpoint import load_checkpoint
+    from dfst.model import teacher_forced
+    from dfst.train.anchors import grown, spread
+
+    model, _ = load_checkpoint(tiny_run / "model")
+    d = model.config.d
+    big = grown(model, d + 3)
+    assert big.config.d == d + 3 and big.config.task == model.config.task
+    reads = torch.randint(0, model.config.k, (4, 12), generator=torch.Generator().manual_seed(0))
+    for mine, theirs in zip(teacher_forced(model, reads), teacher_forced(big, reads), strict=True):
+        assert torch.equal(theirs[..., :mine.shape[-1]], mine)
+    assert not teacher_forced(big, reads)[2][..., d:].any()  # the new dimensions stay 0
+    centres = torch.ones(5, d + 3, dtype=torch.float64)
+    nudged = spread(centres, d, seed=0)
+    assert torch.equal(nudged[:, :d], centres[:, :d]) and nudged[:, d:].abs().max() < 0.1
+    assert nudged[:, d:].abs().min() > 0 and torch.equal(spread(centres, d, seed=0), nudged)

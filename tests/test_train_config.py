@@ -29,8 +29,8 @@ def pinned_configs() -> dict[str, TrainConfig]:
         cfg = replace(cfg, finetune=False)
         cases[f"RECIPES[{name!r}]"] = cfg
         cases[f"replace(RECIPES[{name!r}], **PUBLISHED)"] = replace(cfg, **PUBLISHED)
-    cases["recipe('mult2', 3, noise_final=0.0, d=25, eval_digits=(10, 1000), target_digits=1000)"] = \
-        recipe("mult2", 3, noise_final=0.0, d=25, eval_digits=(10, 1000), target_digits=1000)
+    cases["recipe('mult2', 3, noise_final=0.0, d=25, eval_digits=(10, 1000), target_digits=1000)"] = replace(
+        recipe("mult2", 3, noise_final=0.0, d=25, eval_digits=(10, 1000), target_digits=1000), finetune=False)
     return cases
 
 
@@ -131,7 +131,7 @@ def test_published_and_data_never_override_a_given_flag():
 
 def test_configure_starts_from_the_tasks_recipe(monkeypatch):
     mult2 = {"samples": 750, "max_digits": 5, "sampler": "pairs", "iters": 8000, "batch": 64, "bucket": True,
-             "noise": 0.01, "restarts": 4}
+             "noise": 0.01, "restarts": 4, "finetune": True}
     assert recipe_fields("mult2") == mult2 and recipe_fields("add2") == {"finetune": True}
     assert recipe_fields("add10") == {"samples": 225, "restarts": 8, "finetune": True}
     assert recipe_fields("mult10") == {k: v for k, v in mult2.items() if k != "max_digits"} | {"samples": 400}

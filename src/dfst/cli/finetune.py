@@ -64,6 +64,7 @@ def finetune_command(
     table = Table("", "before", "after", title=f"{summary['task']} fine-tune of {run}")
     for key, fmt in (("residual", "{:.3g}"), ("residual_max", "{:.3g}"), ("train_exact", "{}")):
         table.add_row(key.replace("_", " "), *(fmt.format(summary[w][key]) for w in ("before", "after")))
+    table.add_row("d (hidden dimensions)", *(str(d) for d in summary["d"]))  # grown: more blocks than d
     console.print(table)
     console.print(f"{summary['blocks']} blocks, {summary['transitions']} transitions; "
                   f"{summary['cpu_seconds']:.0f} CPU s\nmodel: {summary['model']}\n"

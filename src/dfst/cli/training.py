@@ -204,6 +204,8 @@ def _print_summary(summary: dict, cfg: dict) -> None:
     elif tuned:
         rows["fine-tuned"] = (f"largest residual {tuned['after']['residual_max']:.2g}, "
                               f"{tuned['cpu_seconds']:.0f} CPU s; trained weights kept in {tuned['trained']}")
+        if tuned["d"][0] != tuned["d"][1]:
+            rows["fine-tuned"] += f"; d grown from {tuned['d'][0]} to {tuned['d'][1]}, one per block"
         for lv in tuned["eval_plain"]["levels"]:
             style = "green" if lv["robust"] else "red"
             rows[f"model/ exact at {lv['digits']:,} digits (plain h)"] = \

@@ -95,6 +95,27 @@ def block_labels(model: DFST, data: PtoDataset, agent) -> Blocks:
     return Blocks(labels, transitions, readouts, initial, count)
 
 
+def grown(model: DFST, d: int) -> DFST:
+    """`model` with d hidden dimensions (>= its own): A, B, C and h0 padded with zeros, so the grown
+    model computes exactly what `model` does. Used when the automaton read off has more blocks than
+    the model has dimensions: their centres cannot all be independent, and the consistency cannot
+    reach 0. The new dimensions start at 0; `spread` gives the centres a seeded nudge into them."""
+    pad = (0, d - model.config.d)
+    A = torch.nn.functional.pad(model.A.detach(), pad + pad)
+    B, C, h0 = (torch.nn.functional.pad(w.detach(), pad) for w in (model.B, model.C, model.h0))
+    return DFST.from_weights(A, B, C, h0, model.config.task)
+
+
+def spread(centres: torch.Tensor, old: int, seed: int, scale: float = 1e-2) -> torch.Tensor:
+    """Centres with seeded noise of `scale` in the dimensions past `old` (the gradient of every term
+    in a dimension where all centres and weights are 0 is 0: without a nudge nothing moves there)."""
+    if centres.shape[1] == old:
+        return centres
+    generator = torch.Generator().manual_seed(seed)
+    noise = torch.randn(centres.shape[0], centres.shape[1] - old, generator=generator)
+    return torch.cat([centres[:, :old], scale * noise.to(centres.dtype)], dim=1)
+
+
 def initial_centres(model: DFST, seqs: Sequences, blocks: Blocks) -> torch.Tensor:
     """The mean direction of each block's noise-free teacher-forced states, as unit vectors (n, d)."""
     reads, _, _, mask = seqs.batch(None)

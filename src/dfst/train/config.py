@@ -157,7 +157,7 @@ class TuningConfig:
     weights made exact closed loop far beyond the training length. model/ gets the fine-tuned
     weights, trained/ keeps the trained ones."""
 
-    finetune: bool = setting(False, "Fine-tune the kept model after training (on in add2's recipe): "
+    finetune: bool = setting(False, "Fine-tune the kept model after training (on in every task's recipe): "
                              "model/ exact far beyond the training length, trained/ the weights before.")
     finetune_adam: int = setting(0, "Fine-tuning: Adam iterations on the teacher-forced states, noise "
                                  "annealed to 0.", low=0)
@@ -350,10 +350,10 @@ MULT = replace(DEFAULT, restarts=4, batch=64, bucket=True, sampler="pairs", nois
 RECIPES: dict[str, TrainConfig] = {
     "add2": replace(DEFAULT, task="add2", samples=20, max_digits=3, finetune=True),
     "add10": replace(DEFAULT, task="add10", samples=225, max_digits=3, restarts=8, finetune=True),
-    "mult2": replace(MULT, task="mult2", samples=750, max_digits=5),
+    "mult2": replace(MULT, task="mult2", samples=750, max_digits=5, finetune=True),
     # samples of at most 3 digits: mult10's PTOs reach 1,038 steps at 5 digits (522 at 3), and 3 digits
     # already show every rule and pair of rules (docs/training.md section 10)
-    "mult10": replace(MULT, task="mult10", samples=400, max_digits=3),
+    "mult10": replace(MULT, task="mult10", samples=400, max_digits=3, finetune=True),
 }
 
 # What `dfst train` takes from a recipe: what is trained, not how the run is watched (the evaluation

@@ -80,7 +80,7 @@ def finetune(run_dir: str | Path, out_dir: str | Path, cfg: FinetuneConfig | Non
     task_name, model, data = read_run(run)
     check_out_dir(out, force=force)
     task = get_task(task_name)
-    info = tune(model, data, task, cfg, progress)
+    model, info = tune(model, data, task, cfg, progress)
     provenance = {"source": "finetune", "run": str(run), "config": asdict(cfg), "blocks": info["blocks"],
                   "residual": info["after"]["residual"], "residual_max": info["after"]["residual_max"]}
     make_directory(out)
@@ -94,9 +94,12 @@ def finetune(run_dir: str | Path, out_dir: str | Path, cfg: FinetuneConfig | Non
     return summary
 
 
-def tune(model, data, task, cfg: FinetuneConfig, progress=None) -> dict:
-    """Fine-tune `model` (a DFST) in place on the PTOs `data` of `task`; returns the blocks, the
-    residuals and training-step exactness before and after, and the phases' last values."""
+def tune(model, data, task, cfg: FinetuneConfig, progress=None) -> tuple:
+    """Fine-tune `model` (a DFST) on the PTOs `data` of `task`: (the fine-tuned model, info), info
+    holding the blocks, d before and after, the residuals and training-step exactness before and
+    after, and the phases' last values. The model is `model` itself, changed in place, unless the
+    automaton read off has more blocks than `model` has dimensions: then a copy grown to one dimension
+    per block (zero-padded, so it starts out computing what `model` does; docs/finetune.md)."""
     import torch
 
     from dfst.train import anchors
@@ -106,8 +109,11 @@ def tune(model, data, task, cfg: FinetuneConfig, progress=None) -> dict:
     with deterministic(cfg.threads):
         seqs = Sequences.of(data)
         blocks = anchors.block_labels(model, data, task.agent)
-        anchored = anchors.Anchored(model, anchors.initial_centres(model, seqs, blocks), seqs, blocks,
-                                    cfg.weight, cfg.damping, cfg.margin)
+        d = model.config.d
+        if blocks.count > d and cfg.centre_iters:  # room for independent centres: one dimension each
+            model = anchors.grown(model, blocks.count)
+        centres = anchors.spread(anchors.initial_centres(model, seqs, blocks), d, cfg.seed)
+        anchored = anchors.Anchored(model, centres, seqs, blocks, cfg.weight, cfg.damping, cfg.margin)
         before = anchors.measures(model, anchored)
         adam = anchors.adam_phase(anchored, noisy=cfg.adam_iters, plain=cfg.plain_iters, lr=cfg.lr,
                                   noise=cfg.noise, seed=cfg.seed, progress=progress)
@@ -116,8 +122,9 @@ def tune(model, data, task, cfg: FinetuneConfig, progress=None) -> dict:
         after = anchors.measures(model, anchored)
     if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
         raise DfstError("fine-tuning diverged (non-finite weights); try a smaller lr")
-    return {"blocks": blocks.count, "transitions": len(blocks.transitions), "before": before,
-            "after": after, "phases": {"adam": adam, "lbfgs": lbfgs, "centres": centres}}
+    phases = {"adam": adam, "lbfgs": lbfgs, "centres": centres}
+    return model, {"blocks": blocks.count, "transitions": len(blocks.transitions), "d": [d, model.config.d],
+                   "before": before, "after": after, "phases": phases}
 
 
 def read_run(run: Path):

@@ -53,7 +53,7 @@ def finetune_phase(out: Path, cfg: TrainConfig, summary: dict, data: PtoDataset,
     task = get_task(cfg.task)
     schedule = finetune_config(cfg)
     try:
-        info = tune(model, data, task, schedule, progress)
+        model, info = tune(model, data, task, schedule, progress)
     except DfstError as exc:  # e.g. no automaton to anchor to: model/ gets training's weights, and says why
         info = {"error": str(exc)}
         model, provenance = _load(out / TRAINED_DIR)  # tune changed `model` in place
