@@ -13,7 +13,8 @@ from pathlib import Path
 from dfst.errors import DfstError
 from dfst.inputs import read_json_file
 
-TRAINED, EXTRACTED, CHECKPOINT = "trained model", "extracted automaton", "checkpoint"
+# what a run directory names: its model (fine-tuned when the run was), or the automaton read off
+TRAINED, EXTRACTED, CHECKPOINT = "model", "extracted automaton", "checkpoint"
 # The names in a run directory that other packages read (dfst.train.rundir writes them).
 CONFIG_FILE, DATA_FILE, SUMMARY_FILE = "config.json", "data.pto.zip", "summary.json"
 MODEL_DIR, EXTRACTED_DIR, RUN_FORMAT = "model", "extracted", "dfst-train-run"

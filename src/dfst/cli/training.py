@@ -196,22 +196,32 @@ def _print_summary(summary: dict, cfg: dict) -> None:
         rows["extracted automaton"] = f"{found['states']} states, {found['rules']} rules: {found['model']}"
     if summary.get("resumed_from"):
         rows["resumed from"] = f"iteration {summary['resumed_from']:,}"
+    tuned = summary.get("finetune")
+    fine = bool(tuned) and "error" not in tuned
     for lv in (summary.get("eval") or {}).get("levels", []):
         style = "green" if lv["robust"] else "red"
-        rows[f"exact at {lv['digits']:,} digits"] = f"[{style}]{lv['exact']}/{lv['instances']}[/]"
-    if (tuned := summary.get("finetune")) and "error" in tuned:
-        rows["fine-tuned"] = f"[red]no: {tuned['error']}[/] (model/ holds the trained weights)"
-    elif tuned:
-        rows["fine-tuned"] = (f"largest residual {tuned['after']['residual_max']:.2g}, "
-                              f"{tuned['cpu_seconds']:.0f} CPU s; trained weights kept in {tuned['trained']}")
-        if tuned["d"][0] != tuned["d"][1]:
-            rows["fine-tuned"] += f"; d grown from {tuned['d'][0]} to {tuned['d'][1]}, one per block"
-        for lv in tuned["eval_plain"]["levels"]:
-            style = "green" if lv["robust"] else "red"
-            rows[f"model/ exact at {lv['digits']:,} digits (plain h)"] = \
-                f"[{style}]{lv['exact']}/{lv['instances']}[/]"
+        rows[f"{'trained/ ' if fine else ''}exact at {lv['digits']:,} digits (h rescaled)"] = \
+            f"[{style}]{lv['exact']}/{lv['instances']}[/]"
+    if tuned:
+        rows |= _finetune_rows(tuned)
     for key, value in rows.items():
         table.add_row(key, value)
     console.print(table)
+    mode = "" if fine else " --rescale"  # the fine-tuned weights are meant to run with plain h
     console.print(f"model: {summary['model']}   metrics: {summary['metrics']}\n"
-                  f"evaluate further with: dfst eval {summary['model']} --until-fail --rescale")
+                  f"evaluate further with: dfst eval {summary['model']} --until-fail{mode}")
+
+
+def _finetune_rows(tuned: dict) -> dict[str, str]:
+    """The summary's rows of the fine-tuning phase: what it did, and model/'s closed loop (plain h)."""
+    if "error" in tuned:
+        return {"fine-tuned": f"[red]no: {tuned['error']}[/] (model/ holds the trained weights)"}
+    rows = {"fine-tuned": f"largest residual {tuned['after']['residual_max']:.2g}, "
+                          f"{tuned['cpu_seconds']:.0f} CPU s; trained weights kept in {tuned['trained']}"}
+    if tuned["d"][0] != tuned["d"][1]:
+        rows["fine-tuned"] += f"; d grown from {tuned['d'][0]} to {tuned['d'][1]}, one per block"
+    for lv in tuned["eval_plain"]["levels"]:
+        style = "green" if lv["robust"] else "red"
+        rows[f"model/ exact at {lv['digits']:,} digits (plain h)"] = \
+            f"[{style}]{lv['exact']}/{lv['instances']}[/]"
+    return rows
