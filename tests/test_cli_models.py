@@ -82,8 +82,12 @@ def test_rewired_model_fails_saves_and_replays_its_first_failure(capsys, rewired
     verdict = run_json(capsys, "replay", rewired_dir, expect=1)
     assert (verdict["name"], verdict["exact"], verdict["outcome"]) == ("carry_chain_swapped", False, "halted")
     assert verdict["expected_digits"] == 6
+    part = verdict["departure"]  # where the model leaves the task's expert: the rewired rule
+    assert (part["state"], part["read"], part["expected"][0], part["got"][0]) == ("carry", "1", "0", "1")
+    assert part["expected"][1] == part["got"][1] and part["lead"] > 0 and 0 < part["step"] < verdict["steps"]
+    assert part["h_max_abs"] == part["h0_max_abs"] == 1.0  # one-hot: no drift, a wrong rule
     code, out, _ = run(capsys, "replay", rewired_dir)
-    assert code == 1 and "fails again" in out
+    assert code == 1 and "fails again" in out and f"parts from the expert at step {part['step']}" in out
     # The same saved instance replayed on the expert model is exact.
     other = rewired_dir.parent / "other"
     run_json(capsys, "compile", "add2", "--out", other)

@@ -25,7 +25,7 @@ from dfst.outputs import (
     writable_directory,
     write_atomic,
 )
-from dfst.rollout import DfstWeights, InstanceResult, TableRun, judge, run_dfst
+from dfst.rollout import DfstWeights, InstanceResult, TableRun, engine_step, judge, run_dfst
 from dfst.tasks import Instance, Task, get_task
 
 REPORT_FILE, PLOT_FILE, FAILURE_FILE = "eval.json", "eval.png", "first_failure.json"
@@ -102,7 +102,52 @@ def replay_failure(checkpoint: str | Path, failure_file: str | Path | None = Non
     verdict = {"task": task.name, "name": result.name, "exact": result.exact,
                "outcome": str(result.outcome), "verdict": result.verdict, "steps": result.steps,
                "answer_digits": result.answer_digits, "expected_digits": len(task.expected(instance))}
+    if not result.exact:
+        verdict["departure"] = first_departure(task, weights, layout, task.max_steps(instance),
+                                               bool(saved.get("rescale")))
     return Replay(verdict, result.exact, task, run, layout)
+
+
+def first_departure(task: Task, weights: DfstWeights, layout: Layout, max_steps: int,
+                    rescale: bool) -> dict | None:
+    """The first step where the model's action differs from the expert's on `layout` (None if none
+    within max_steps): the expert's state and the symbol read, both actions, how far the model's
+    wrong score led the expert's (near 0: a margin worn down by drift), and max|h| then and at the
+    start (far apart: h grew or shrank along the way)."""
+    from dfst.grid.grid import Grid
+    from dfst.grid.world import step_agent
+
+    agent = task.agent
+    grid = Grid.from_array(layout.cells, agent.alphabet.index(agent.blank))
+    head, state, h = layout.head, agent.initial, weights.h0.copy()
+    for t in range(max_steps):
+        read = int(grid[head])
+        model, expert = engine_step(weights, h, read, rescale), step_agent(agent, grid, head, state)
+        if expert is None:
+            return None
+        if (model.write, model.move) != (expert.write, expert.move) or model.h is None:
+            return _departure(agent, weights, h, t, state, read, (expert.write, expert.move),
+                              (model.write, model.move))
+        if expert.halted:
+            return None
+        head, state, h = expert.head, expert.state, model.h
+    return None
+
+
+def _departure(agent, weights: DfstWeights, h, step: int, state: str, read: int, expected, got) -> dict:
+    """The record of a departure at `step`: actions as written symbol + move letter, the lead of the
+    model's score over the expert's choice (move if the moves differ, else symbol), float64."""
+    import numpy as np
+
+    from dfst.automata import MOVES
+
+    symbols, moves = (W[read].astype(np.float64) @ h.astype(np.float64) for W in (weights.B, weights.C))
+    scores, which = (moves, 1) if got[1] != expected[1] else (symbols, 0)
+    lead = scores[got[which]] - scores[expected[which]]
+    return {"step": step, "state": state, "read": agent.alphabet[read],
+            "expected": agent.alphabet[expected[0]] + MOVES[expected[1]],
+            "got": agent.alphabet[got[0]] + MOVES[got[1]], "lead": float(lead),
+            "h_max_abs": float(np.abs(h).max()), "h0_max_abs": float(np.abs(weights.h0).max())}
 
 
 def read_failure(path: Path) -> dict:

@@ -160,4 +160,9 @@ def replay_command(
                   highlight=False, markup=False)
     word = "[green]exact[/]" if replay.exact else "[red]fails again[/]"
     console.print(f"{task.name} {verdict['name']}: {word} ({verdict['verdict']}, {verdict['steps']:,} steps)")
+    if part := verdict.get("departure"):
+        console.print(f"parts from the expert at step {part['step']:,}: state {part['state']} reads "
+                      f"{part['read']!r}, expert {part['expected']}, model {part['got']} (its score leads by "
+                      f"{part['lead']:.3g}); max|h| {part['h_max_abs']:.4g} there, "
+                      f"{part['h0_max_abs']:.4g} at the start", highlight=False, markup=False)
     return 0 if replay.exact else 1
