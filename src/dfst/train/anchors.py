@@ -19,9 +19,10 @@ need r well below 1/(2.5N). Fine-tuning makes r small on purpose:
   phases     (optional, off by default) Adam (cosine lr) with the noise annealed to 0, then Adam
              without noise, then L-BFGS in float64 on that noise-free objective; then the centres
              phase: L-BFGS in float64 on the objective at the centres alone (`Anchored.at_centres`:
-             consistency, h0's pull, damping, and a margin hinge on the readouts at each centre),
-             which needs no teacher-forced pass and whose optimum is 0, so the residual goes to
-             float32's floor in seconds (docs/finetune.md).
+             consistency, h0's pull, damping, orthonormal centres and a margin hinge on the
+             readouts at each centre), which needs no teacher-forced pass and whose optimum is 0,
+             so the residual goes to float32's floor in seconds (docs/finetune.md). With more
+             blocks than dimensions the model is first `grown` to one dimension per block.
 """
 
 from __future__ import annotations
