@@ -134,3 +134,20 @@ def test_a_phase_that_cannot_anchor_leaves_the_trained_weights_and_says_why(runs
     assert weights(copy / "model") == weights(copy / "trained") == weights(root / "plain" / "model")
     assert summary["cpu_seconds"] >= plain["cpu_seconds"]
     check_manifest(copy)
+
+
+def test_the_same_command_resumes_a_phase_cut_short_and_refuses_a_finished_run(runs, tmp_path, capsys):
+    from cli_helpers import assert_one_line_error, run
+
+    root, tuned, _ = runs
+    copy = tmp_path / "copy"
+    shutil.copytree(root / "tuned", copy)
+    write_run_json(copy, SUMMARY_FILE, {key: value for key, value in tuned.items() if key != "finetune"})
+    argv = ("train", "add2", "--iters", "1000", "--restarts", "4", "--eval-every", "0", "--eval-digits", "10",
+            "--finetune-centres", "500", "--out", copy)
+    code, _, err = run(capsys, *argv)
+    assert code == 0, err
+    assert weights(copy / "model") == weights(root / "tuned" / "model")
+    code, _, err = run(capsys, *argv)  # now finished: the same command is refused, nothing touched
+    assert_one_line_error(code, err, "already holds a finished run")
+    assert weights(copy / "model") == weights(root / "tuned" / "model")

@@ -267,7 +267,7 @@ def check_out(out: Path, *, resume: bool, force: bool, rounds: bool = False) -> 
         check_run_dir(out)
     elif out.is_symlink() or (out.exists() and not out.is_dir()):
         raise DfstError(f"output path {out} is not a directory (a link is never followed)")
-    if (out / SUMMARY_FILE).exists() and not force:
+    if (out / SUMMARY_FILE).exists() and not force and not (resume and phase_pending(out)):
         raise DfstError(f"{out} already holds a finished run (pass --force to train again)")
     if (out / CONFIG_FILE).exists() and not resume and not force:
         raise DfstError(f"{out} holds an unfinished run (drop --no-resume to continue it, "
@@ -277,6 +277,14 @@ def check_out(out: Path, *, resume: bool, force: bool, rounds: bool = False) -> 
         existing = existing.parent
     if not os.access(existing, os.W_OK):
         raise DfstError(f"cannot write {out}: {existing} is not writable")
+
+
+def phase_pending(out: Path) -> bool:
+    """Training finished but the fine-tuning phase its config asks for did not (killed during it):
+    the same command resumes it."""
+    config, summary = read_json(out / CONFIG_FILE), read_json(out / SUMMARY_FILE)
+    wanted = bool(((config or {}).get("train") or {}).get("finetune"))
+    return wanted and summary is not None and "finetune" not in summary
 
 
 def checked_metrics(run: Path) -> list[dict]:
