@@ -15,8 +15,8 @@ from dfst.train import TrainConfig, train
 from dfst.train.rundir import SUMMARY_FILE, write_run_json
 
 SHORT = TrainConfig(task="add2", iters=1000, restarts=4, eval_every=0, eval_digits=(10,), finetune=True,
-                    finetune_centres=500)
-TUNE = {"centre_iters": 500}  # the same schedule for dfst finetune
+                    finetune_centres=300)
+TUNE = {"centre_iters": 300}  # the same schedule for dfst finetune
 
 
 def weights(path):
@@ -40,7 +40,7 @@ def test_trained_keeps_trainings_weights_and_model_gets_the_fine_tuned(runs):
     assert [lv["digits"] for lv in info["eval_plain"]["levels"]] == [10]
     assert tuned["cpu_seconds"] > plain["cpu_seconds"]
     model, config = load_checkpoint(root / "tuned" / "model")
-    assert config["provenance"]["finetune"]["centre_iters"] == 500
+    assert config["provenance"]["finetune"]["centre_iters"] == 300
     assert json.loads((root / "tuned" / "config.json").read_text())["train"]["finetune"] is True
     assert "finetune" not in json.loads((root / "plain" / "config.json").read_text())["train"]
 
@@ -144,7 +144,7 @@ def test_the_same_command_resumes_a_phase_cut_short_and_refuses_a_finished_run(r
     shutil.copytree(root / "tuned", copy)
     write_run_json(copy, SUMMARY_FILE, {key: value for key, value in tuned.items() if key != "finetune"})
     argv = ("train", "add2", "--iters", "1000", "--restarts", "4", "--eval-every", "0", "--eval-digits", "10",
-            "--finetune-centres", "500", "--out", copy)
+            "--finetune-centres", "300", "--out", copy)
     code, _, err = run(capsys, *argv)
     assert code == 0, err
     assert weights(copy / "model") == weights(root / "tuned" / "model")
