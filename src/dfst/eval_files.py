@@ -25,7 +25,7 @@ from dfst.outputs import (
     writable_directory,
     write_atomic,
 )
-from dfst.rollout import DfstWeights, InstanceResult, TableRun, engine_step, judge, run_dfst
+from dfst.rollout import DfstWeights, InstanceResult, TableRun, first_disagreement, judge, run_dfst, run_table
 from dfst.tasks import Instance, Task, get_task
 
 REPORT_FILE, PLOT_FILE, FAILURE_FILE = "eval.json", "eval.png", "first_failure.json"
@@ -114,24 +114,18 @@ def first_departure(task: Task, weights: DfstWeights, layout: Layout, max_steps:
     within max_steps): the expert's state and the symbol read, both actions, how far the model's
     wrong score led the expert's (near 0: a margin worn down by drift), and max|h| then and at the
     start (far apart: h grew or shrank along the way)."""
-    from dfst.grid.grid import Grid
-    from dfst.grid.world import step_agent
-
     agent = task.agent
-    grid = Grid.from_array(layout.cells, agent.alphabet.index(agent.blank))
-    head, state, h = layout.head, agent.initial, weights.h0.copy()
-    for t in range(max_steps):
-        read = int(grid[head])
-        model, expert = engine_step(weights, h, read, rescale), step_agent(agent, grid, head, state)
-        if expert is None:
-            return None
-        if (model.write, model.move) != (expert.write, expert.move) or model.h is None:
-            return _departure(agent, weights, h, t, state, read, (expert.write, expert.move),
-                              (model.write, model.move))
-        if expert.halted:
-            return None
-        head, state, h = expert.head, expert.state, model.h
-    return None
+    trace = run_table(agent, layout, max_steps, record=True).trace
+    found = first_disagreement(weights, trace, rescale)
+    if found is None:
+        return None
+    t, h, model = found
+    nxt, _, _ = agent.tables()
+    q = agent.states.index(agent.initial)
+    for x in trace[:t, 0]:  # the expert's state at step t
+        q = int(nxt[q, x])
+    read, write, move = (int(v) for v in trace[t])
+    return _departure(agent, weights, h, t, agent.states[q], read, (write, move), (model.write, model.move))
 
 
 def _departure(agent, weights: DfstWeights, h, step: int, state: str, read: int, expected, got) -> dict:

@@ -225,6 +225,21 @@ def engine_step(weights: DfstWeights, h: np.ndarray, x: int, rescale: bool) -> S
     return Step(write, move, nxt)
 
 
+def first_disagreement(weights: DfstWeights, trace: np.ndarray, rescale: bool):
+    """The first step t of an expert's recorded `trace` ((read, write, move) rows, `run_table(...,
+    record=True)`) where the engine, from h0 and fed the same reads, writes or moves otherwise, or
+    leaves the finite range before the expert halts: (t, h before step t, the engine's Step); None
+    when it follows the whole trace. While the two agree the grids are the same, so the engine reads
+    what the expert read: one engine step per expert step is the closed-loop run."""
+    h = weights.h0.copy()
+    for t, (x, write, move) in enumerate(trace):
+        step = engine_step(weights, h, int(x), rescale)
+        if (step.write, step.move) != (int(write), int(move)) or (step.h is None and move != STOP):
+            return t, h, step
+        h = step.h
+    return None
+
+
 def direction(h: np.ndarray) -> np.ndarray:
     """h / max|h| in float64 (h itself if zero): the ray of h, which the readouts depend on."""
     top = float(np.abs(h).max()) if h.size else 0.0

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import itertools
 
-from dfst.automata import STOP, Transducer
-from dfst.rollout import DfstWeights, InstanceResult, engine_step, rollout, run_table
+from dfst.automata import Transducer
+from dfst.rollout import DfstWeights, InstanceResult, first_disagreement, rollout, run_table
 from dfst.tasks.base import Instance, Task
 
 MAX_PAIRS = 20000  # instances tried at most
@@ -49,18 +49,12 @@ def instance_reading(task: Task, agent: Transducer, path: tuple[int, ...]) -> In
 def departing_instance(task: Task, agent: Transducer, weights: DfstWeights, rescale: bool,
                        limit: int = MAX_PAIRS) -> Instance | None:
     """The first small instance on which the DFST's closed-loop run departs from the expert's (the
-    symbol path may need a grid no instance draws; this finds a departure the grid shows). While the
-    two agree the grids are the same, so the DFST reads what the expert read: one engine step per
-    expert step until they differ."""
+    symbol path may need a grid no instance draws; this finds a departure the grid shows)."""
     hard = (i for n in (16, 64, 256) for i in task.hard_instances(n))
     for instance in itertools.chain(itertools.islice(small_instances(task), limit), hard):
         run = run_table(agent, task.layout(instance), task.max_steps(instance), record=True)
-        h = weights.h0.copy()
-        for x, write, move in run.trace:
-            step = engine_step(weights, h, int(x), rescale)
-            if (step.write, step.move) != (int(write), int(move)) or (step.h is None and move != STOP):
-                return instance
-            h = step.h
+        if first_disagreement(weights, run.trace, rescale) is not None:
+            return instance
     return None
 
 

@@ -152,10 +152,7 @@ class Anchored(torch.nn.Module):
                  "pull": centre_pull(h, self.labels, mask, c),
                  "pull_h0": ((self.model.h0 - c[self.blocks.initial]) ** 2).sum()}
         total = parts["loss"] + self.weight * (parts["consistency"] + parts["pull"] + parts["pull_h0"])
-        if self.damping:
-            parts["unused"] = unused_directions(self.model.A, c, self.blocks.transitions)
-            total = total + self.damping * parts["unused"]
-        return total, {name: value.item() for name, value in parts.items()}
+        return self._damped(total, parts, c)
 
     def at_centres(self) -> tuple[torch.Tensor, dict]:
         """The objective on the centres alone, no teacher-forced pass: consistency + pull of h0 +
@@ -171,9 +168,12 @@ class Anchored(torch.nn.Module):
                  + margin_hinge(torch.einsum("nij,nj->ni", model.C[x], state), move, self.margin)}
         if len(c) <= c.shape[1]:  # room for orthonormal centres: A's norm and float32 rounding stay small
             parts["orthogonality"] = ((c @ c.T - torch.eye(len(c), dtype=c.dtype)) ** 2).sum() / len(c)
-        total = sum(parts.values())
+        return self._damped(sum(parts.values()), parts, c)
+
+    def _damped(self, total: torch.Tensor, parts: dict, c: torch.Tensor) -> tuple[torch.Tensor, dict]:
+        """`total` + damping·unused (the part recorded when damping is on), and the parts as floats."""
         if self.damping:
-            parts["unused"] = unused_directions(model.A, c, self.blocks.transitions)
+            parts["unused"] = unused_directions(self.model.A, c, self.blocks.transitions)
             total = total + self.damping * parts["unused"]
         return total, {name: value.item() for name, value in parts.items()}
 
