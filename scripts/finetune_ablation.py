@@ -30,6 +30,8 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
+    if args.out.exists() or args.out.is_symlink():  # before the work; nothing there is ever replaced
+        parser.error(f"{args.out} exists: choose a new path")
     torch.set_num_threads(1)
     cfg = FinetuneConfig()
     name, trained, data = read_run(args.run)

@@ -1,6 +1,6 @@
 """Closed-loop robust length of the raw weights against iterations, per phase (docs/training.md's plot).
 
-    python scripts/finetune_curve.py RUN OUT.png [--digits 10,100,...] [--iters 0,100,...]
+    python scripts/finetune_curve.py RUN OUT.png [--digits 10,100,...] [--iters 0,100,...] [--force]
 
 RUN is a finished `dfst train` run (trained with --no-finetune, or with the phase: its trained/ is
 read). Training: the robust length that training's own evaluations recorded in RUN/metrics.jsonl
@@ -80,7 +80,13 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--digits", default="10,100,1000,10000,100000")
     parser.add_argument("--iters", default="0,25,50,100,200,300,500,1000,2000,3000")
+    parser.add_argument("--force", action="store_true", help="replace OUT.png and OUT.json if they exist")
     args = parser.parse_args()
+    for path in (args.out, args.out.with_suffix(".json")):  # checked before the minutes of work
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            parser.error(f"{path} is not a regular file; it is never replaced")
+        if path.exists() and not args.force:
+            parser.error(f"{path} exists (pass --force to replace it)")
     digits = tuple(int(d) for d in args.digits.split(","))
     counts = [int(n) for n in args.iters.split(",")]
     train, tuned = training_points(args.run), finetune_points(args.run, counts, digits)
