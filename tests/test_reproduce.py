@@ -13,19 +13,61 @@ from dfst.train import TrainConfig
 QUICK = ("--tasks", "add2", "--seeds", "1", "--iters", "30", "--restarts", "2", "--time-budget", "20")
 
 
+SYSTEMS = ["DFST", "DFST (before fine-tuning)", "DFST (extracted)"]
+
+
 def test_one_quick_seed_gives_rows_and_result_files(capsys, tmp_path):
     args = (*QUICK, "--runs", tmp_path / "runs", "--results", tmp_path / "results")
     rows = run_json(capsys, "reproduce", *args)
-    assert {r["system"] for r in rows} == {"DFST", "DFST (extracted)"}
+    assert sorted(r["system"] for r in rows) == SYSTEMS
     assert all(r["task"] == "add2" and r["seeds"] == 1 and r["samples"] == 20 for r in rows)
     stored = load_results(tmp_path / "results")
-    assert sorted(r["system"] for r in stored) == ["DFST", "DFST (extracted)"]
+    assert sorted(r["system"] for r in stored) == SYSTEMS
+    for r in stored:  # each model that exists was certified in plain mode, as it was evaluated
+        assert r["key"]["eval"]["rescale"] is False and r["key"]["eval"]["certify"] is True
+        if (tmp_path / "runs" / "add2" / "s0" / {"DFST": "model", "DFST (extracted)": "extracted"}.get(
+                r["system"], "trained")).exists():
+            assert r["details"]["certified"]["verdict"] in ("CERTIFIED", "COUNTEREXAMPLE", "INCONCLUSIVE")
+    model = next(r for r in stored if r["system"] == "DFST")
+    assert set(model["details"]["finetune"]) == {"d", "error", "cpu_seconds"}  # the phase's outcome
     assert all(r["robust_lg"] == row["robust_lg_median"] for r, row in zip(
         sorted(stored, key=lambda r: r["system"]), sorted(rows, key=lambda r: r["system"])))
     state = tmp_path / "runs" / "add2" / "s0" / "train_state.safetensors"
     before = state.stat().st_mtime_ns
     assert run_json(capsys, "reproduce", *args) == rows  # stored: nothing is trained again
     assert state.stat().st_mtime_ns == before
+
+
+def test_without_the_phase_and_certification_two_systems_and_no_certified_column(capsys, tmp_path):
+    rows = run_json(capsys, "reproduce", *QUICK, "--no-finetune", "--no-certify", "--rescale",
+                    "--runs", tmp_path / "runs", "--results", tmp_path / "results")
+    assert sorted(r["system"] for r in rows) == ["DFST", "DFST (extracted)"]
+    assert all(r["certified"] is None for r in rows)
+    stored = load_results(tmp_path / "results")
+    assert all("certified" not in r["details"] and r["key"]["eval"]["rescale"] for r in stored)
+    assert not (tmp_path / "runs" / "add2" / "s0" / "trained").exists()
+
+
+def _result(kind: str | None, digits: int | None = None, checker: str = "ok"):
+    from dfst.results import Result
+
+    verdict = {"all": "CERTIFIED", "bounded": "CERTIFIED", "none": "COUNTEREXAMPLE"}.get(kind)
+    cert = {"verdict": verdict, "max_digits": digits, "checker": checker}
+    details = {} if kind is None else {"certified": cert}
+    return Result(system="DFST", task="add2", seed=0, samples=20, params=468, max_train_digits=3, robust_lg=0,
+                  probabilistic_lg=0, train_seconds=1.0, hardware="cpu", details=details)
+
+
+def test_certified_counts_sort_seeds_into_all_lengths_bounded_and_none():
+    from dfst.reproduce import certified_counts, certified_text
+
+    results = [_result("all"), _result("bounded", 444), _result("bounded", 738), _result("none"),
+               _result("bounded", 999, checker="REJECTED: no"), _result("all", checker=None)]
+    counts = certified_counts(results)
+    assert counts == {"all": 1, "bounded": 2, "none": 3, "bounded_digits": [444, 738]}
+    assert certified_text(counts) == "1 / 2 (444-738 digits) / 3"
+    assert certified_counts([_result(None), _result(None)]) is None and certified_text(None) == "not run"
+    assert certified_text(certified_counts([_result("bounded", 50)])) == "0 / 1 (50 digits) / 0"
 
 
 def test_readme_block_is_rewritten_and_nothing_else(capsys, tmp_path):

@@ -300,7 +300,9 @@ def test_the_committed_results_are_reused_without_training(tmp_path, monkeypatch
     shutil.copytree(REPO / "results" / "dfst", results)
     before = tree(results)
     plan = seed_plan("add2,add10,mult2,mult10:2", seeds=10, first_seed=0)
-    rows = dfst.reproduce.reproduce(plan, tmp_path / "runs", results)
+    # as they were made: training's weights (no fine-tuning phase), h rescaled, no certification
+    rows = dfst.reproduce.reproduce(plan, tmp_path / "runs", results, certify=False, rescale=True,
+                                    overrides={"finetune": False})
     seeds = {(r["task"], r["seeds"]) for r in rows}
     assert seeds == {("add2", 10), ("add10", 10), ("mult2", 10), ("mult10", 2)}
     assert tree(results) == before and not (tmp_path / "runs").exists()
@@ -423,8 +425,9 @@ def test_reproduce_killed_leaves_whole_results_and_a_rerun_completes(capsys, tmp
     for path in (tmp_path / "S").glob("*.json"):
         assert json.loads(path.read_text())["key"]["train"]["iters"] == 200
     rows = run_json(capsys, *REPRODUCE, *where)
-    assert {r["system"] for r in rows} == {"DFST", "DFST (extracted)"}
-    assert sorted(p.name for p in (tmp_path / "S").iterdir()) == ["add2-extracted-s0.json", "add2-s0.json"]
+    assert {r["system"] for r in rows} == {"DFST", "DFST (before fine-tuning)", "DFST (extracted)"}
+    assert sorted(p.name for p in (tmp_path / "S").iterdir()) == ["add2-extracted-s0.json", "add2-s0.json",
+                                                                  "add2-trained-s0.json"]
 
 
 def test_a_kill_while_the_final_checkpoint_is_written_still_resumes(tmp_path):

@@ -1,11 +1,13 @@
 """Train every task over seeds with its recipe, evaluate with the protocol, store and tabulate.
 
-Per (task, seed): `dfst.train` with `recipes.recipe(task, seed)` into RUNS/<task>/s<seed>, then the
-length-generalisation protocol (hard instances + 10 random pairs per length, h rescaled, lengths 10,
-100, 1,000, then ×10 until the first failure or the task's target length) on two models: the trained
-DFST (model/) and the automaton read off it (extracted/, an exact DFST of the same k and d at
-most). Each becomes a `dfst.results.Result` stored as JSON, which `dfst table` reads too (systems
-"DFST" and "DFST (extracted)"). A seed whose results exist is not trained again.
+Per (task, seed): `dfst.train` with `recipes.recipe(task, seed)` (its fine-tuning phase included)
+into RUNS/<task>/s<seed>, then on each model of the run the length-generalisation protocol (hard
+instances + 10 random pairs per length, plain h, lengths 10, 100, 1,000, then ×10 until the first
+failure or the task's target length) and `dfst certify` (plain h): "DFST" is RUN/model (the weights
+gradient descent made, fine-tuned), "DFST (before fine-tuning)" RUN/trained (training's weights; only
+in a run with the phase) and "DFST (extracted)" RUN/extracted (the automaton read off the trained
+weights, an exact DFST). Each becomes a `dfst.results.Result` stored as JSON, which `dfst table`
+reads too. A seed whose results exist is not trained again.
 
 A stored result carries its key: the sha256 of everything that determines it (the full TrainConfig,
 the evaluation protocol, RESULT_SCHEMA) and those inputs themselves. A result stored under another
@@ -27,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dfst.baselines.common import hardware
+from dfst.certify.saved import certify_checkpoint
 from dfst.checkpoint import load_checkpoint
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
@@ -40,19 +43,30 @@ from dfst.tasks import get_task
 from dfst.train import TrainConfig, train
 from dfst.train.rundir import check_run_dir, check_run_files, run_differences
 
-SYSTEMS = {"DFST": "model", "DFST (extracted)": "extracted"}
+SYSTEMS = {"DFST": "model", "DFST (before fine-tuning)": "trained", "DFST (extracted)": "extracted"}
 RESULT_SCHEMA = 1  # bump when what a stored result holds, or how it is computed, changes
+# The evaluation settings a stored key may lack (added since): what they were before they existed.
+EVAL_BEFORE = {"certify": False}
 DEFAULT_TIME_BUDGET = 300.0
 MARK_START, MARK_END = "<!-- reproduce:start -->", "<!-- reproduce:end -->"
 COLUMNS = ("task", "system", "seeds", "samples", "max train digits", "d", "params", "robust at target",
            "robust LG (median, min)", "probabilistic LG (median)", "first failing length",
-           "CPU s/seed (median, max)")
+           "certified (all lengths / bounded / none)", "CPU s/seed (median, max)")
 
 
-def eval_protocol(task: str, time_budget: float = DEFAULT_TIME_BUDGET) -> dict:
-    """The length-generalisation protocol a result is evaluated with (plain JSON)."""
-    return {"digits": [10, 100, 1000], "random": 10, "rescale": True, "until_fail": True,
-            "ladder_factor": 10.0, "target_digits": TARGET_DIGITS[task], "time_budget": time_budget}
+def eval_protocol(task: str, time_budget: float = DEFAULT_TIME_BUDGET, *, certify: bool = True,
+                  rescale: bool = False) -> dict:
+    """The length-generalisation protocol a result is evaluated with (plain JSON): h plain (or
+    rescaled); `certify`: each model is also given to `dfst certify` in the same mode."""
+    return {"digits": [10, 100, 1000], "random": 10, "rescale": rescale, "until_fail": True,
+            "ladder_factor": 10.0, "target_digits": TARGET_DIGITS[task], "time_budget": time_budget,
+            "certify": certify}
+
+
+def systems_of(cfg: TrainConfig) -> dict[str, str]:
+    """The systems a run of `cfg` gives, with the checkpoint of each: the before-fine-tuning row only
+    where the run fine-tunes."""
+    return {system: sub for system, sub in SYSTEMS.items() if cfg.finetune or sub != "trained"}
 
 
 def result_key(cfg: TrainConfig, protocol: dict) -> dict:
@@ -63,19 +77,22 @@ def result_key(cfg: TrainConfig, protocol: dict) -> dict:
 
 
 def stored_key(result: Result, task: str) -> dict:
-    """The key a stored result carries; one from before keys: its config, the default protocol."""
+    """The key a stored result carries; one from before keys: its config, the protocol of then (h
+    rescaled, no certification)."""
     if result.key is not None:
         return result.key
-    return {"schema": RESULT_SCHEMA, "train": result.config, "eval": eval_protocol(task)}
+    return {"schema": RESULT_SCHEMA, "train": result.config,
+            "eval": eval_protocol(task, certify=False, rescale=True)}
 
 
 def key_differences(old: dict, new: dict) -> list[str]:
     """`field=stored, not wanted` for every input in which a stored key differs from `new`. A
-    TrainConfig field the stored config lacks (added since) counts as its default."""
+    TrainConfig field the stored config lacks (added since) counts as its default, an evaluation
+    setting as `EVAL_BEFORE` says."""
     defaults = TrainConfig().to_dict()
     differences = [] if old.get("schema") == new["schema"] else [f"schema={old.get('schema')!r}, not "
                                                                  f"{new['schema']!r}"]
-    for part, base in (("train", defaults), ("eval", {})):
+    for part, base in (("train", defaults), ("eval", EVAL_BEFORE)):
         stored = old.get(part) if isinstance(old.get(part), dict) else {}
         stored = base | stored
         differences += [f"{part}.{name}={stored.get(name)!r}, not {value!r}"
@@ -84,7 +101,8 @@ def key_differences(old: dict, new: dict) -> list[str]:
 
 
 def result_path(results: Path, task: str, seed: int, system: str) -> Path:
-    suffix = "" if system == "DFST" else "-extracted"
+    sub = SYSTEMS[system]
+    suffix = "" if sub == "model" else f"-{sub}"
     return results / f"{task}{suffix}-s{seed}.json"
 
 
@@ -100,23 +118,21 @@ def evaluate_checkpoint(directory: Path, task: str, protocol: dict) -> tuple[dic
 
 
 def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
-                   time_budget: float = DEFAULT_TIME_BUDGET, overrides: dict | None = None,
-                   rerun: bool = False, accept_stored: bool = False,
+                   time_budget: float = DEFAULT_TIME_BUDGET, certify: bool = True, rescale: bool = False,
+                   overrides: dict | None = None, rerun: bool = False, accept_stored: bool = False,
                    warn: Callable[[str], None] | None = None) -> list[Result]:
     """Train and evaluate one seed, or read its stored results when their key is this one's."""
-    # The table's DFST rows are still the trained weights without the fine-tuning phase (issue 16,
-    # item 5: regenerating them fine-tuned is 10 seeds x 4 tasks of CPU), so reproduce leaves it off
-    # unless asked; `dfst train TASK` fine-tunes where the recipe says so.
-    cfg = recipe(task, seed, **({"finetune": False} | (overrides or {})))
-    key = result_key(cfg, eval_protocol(task, time_budget))
-    paths = {system: result_path(results, task, seed, system) for system in SYSTEMS}
+    cfg = recipe(task, seed, **(overrides or {}))
+    key = result_key(cfg, eval_protocol(task, time_budget, certify=certify, rescale=rescale))
+    systems = systems_of(cfg)
+    paths = {system: result_path(results, task, seed, system) for system in systems}
     for path in paths.values():  # temporary files of a write cut short by a kill (we hold the lock)
         remove_stale_temporaries(path.parent, (path.name,))
     stored = {system: read_result(path, task, seed, system) for system, path in paths.items()
               if file_kind(path) != "missing"}
     stale = {system: diff for system, record in stored.items()
              if (diff := key_differences(stored_key(record, task), key))}
-    if len(stored) == len(SYSTEMS) and (not stale or accept_stored):
+    if len(stored) == len(systems) and (not stale or accept_stored):
         if stale and warn is not None:
             warn(f"{task} seed {seed}: using the stored results as they are (--accept-stored), made with "
                  + "; ".join(next(iter(stale.values()))[:3]))
@@ -130,7 +146,7 @@ def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
     summary = train(cfg, run, resume=resume, command=f"dfst reproduce --tasks {task}")
     # the run's own count covers its resumed segments too; a run from before it existed: measure here
     cpu = summary.get("cpu_seconds", time.process_time() - start)
-    results = [_result(system, sub, run, cfg, key, summary, cpu) for system, sub in SYSTEMS.items()]
+    results = [_result(system, sub, run, cfg, key, summary, cpu) for system, sub in systems.items()]
     for result in results:
         write_atomic(paths[result.system], result_bytes(result))
     return results
@@ -173,6 +189,10 @@ def _result(system: str, sub: str, run: Path, cfg: TrainConfig, key: dict, summa
                "target_digits": protocol["target_digits"], "train_cpu_seconds": round(cpu, 1),
                "iterations": summary["iterations"], "restart": summary["restarts"]["chosen"],
                "d": summary["d"], "extracted": summary.get("extracted")}
+    if protocol.get("certify") and directory.exists():
+        details["certified"] = certification(directory, cfg.task, protocol["rescale"])
+    if sub == "model" and "finetune" in summary:  # the phase may grow d, and may have failed
+        details["finetune"] = {key: summary["finetune"].get(key) for key in ("d", "error", "cpu_seconds")}
     return Result(
         system=system, task=cfg.task, seed=cfg.seed, samples=summary["samples"], params=summary["params"],
         max_train_digits=cfg.max_digits, robust_lg=report.get("robust_max_digits", 0),
@@ -181,8 +201,27 @@ def _result(system: str, sub: str, run: Path, cfg: TrainConfig, key: dict, summa
         notes="exact automaton read off the trained DFST" if sub == "extracted" else "", key=key)
 
 
+def certification(directory: Path, task: str, rescale: bool) -> dict:
+    """`dfst certify` of a checkpoint, as a result keeps it: the verdict, the bound in digits (None:
+    every length, when CERTIFIED), whether the independent checker accepted the certificate."""
+    report, _ = certify_checkpoint(directory, task=task, rescale=rescale)
+    return {"verdict": report["verdict"], "max_digits": report.get("max_digits"),
+            "checker": report.get("checker"), "seconds": report["seconds"]}
+
+
+def certified_kind(result: Result) -> str | None:
+    """"all" (CERTIFIED for every length), "bounded", "none", or None (not certified)."""
+    cert = result.details.get("certified")
+    if cert is None:
+        return None
+    if cert["verdict"] != "CERTIFIED" or cert.get("checker") != "ok":
+        return "none"
+    return "all" if cert.get("max_digits") is None else "bounded"
+
+
 def reproduce(plan: dict[str, list[int]], runs: Path, results: Path, *,
-              time_budget: float = DEFAULT_TIME_BUDGET, overrides: dict | None = None,
+              time_budget: float = DEFAULT_TIME_BUDGET, certify: bool = True, rescale: bool = False,
+              overrides: dict | None = None,
               on_seed: Callable[[str, int, list[Result]], None] | None = None,
               rerun: bool = False, accept_stored: bool = False, warn: Callable[[str], None] | None = None,
               command: str = "dfst reproduce") -> list[dict]:
@@ -191,8 +230,9 @@ def reproduce(plan: dict[str, list[int]], runs: Path, results: Path, *,
     with run_lock(results, command):  # one writer of these result files at a time
         for task, seeds in plan.items():
             for seed in seeds:
-                got = reproduce_seed(task, seed, runs, results, time_budget=time_budget, overrides=overrides,
-                                     rerun=rerun, accept_stored=accept_stored, warn=warn)
+                got = reproduce_seed(task, seed, runs, results, time_budget=time_budget, certify=certify,
+                                     rescale=rescale, overrides=overrides, rerun=rerun,
+                                     accept_stored=accept_stored, warn=warn)
                 found += got
                 if on_seed is not None:
                     on_seed(task, seed, got)
@@ -217,10 +257,23 @@ def summary_rows(results: list[Result]) -> list[dict]:
             "robust_lg_min": min(r.robust_lg for r in runs),
             "probabilistic_lg_median": statistics.median(r.probabilistic_lg for r in runs),
             "first_failing_min": min(failing) if failing else None,
+            "certified": certified_counts(runs),
             "cpu_seconds_median": round(statistics.median(r.train_seconds for r in runs), 1),
             "cpu_seconds_max": round(max(r.train_seconds for r in runs), 1),
         })
     return rows
+
+
+def certified_counts(results: list[Result]) -> dict | None:
+    """{"all", "bounded", "none": seeds; "bounded_digits": [min, max] of the bounds}, None if no
+    result was certified."""
+    kinds = [certified_kind(r) for r in results]
+    if all(kind is None for kind in kinds):
+        return None
+    bounds = [r.details["certified"]["max_digits"] for r, kind in zip(results, kinds) if kind == "bounded"]
+    whole = kinds.count("all")
+    return {"all": whole, "bounded": len(bounds), "none": len(kinds) - whole - len(bounds),
+            "bounded_digits": [min(bounds), max(bounds)] if bounds else None}
 
 
 # ----------------------------------------------------------------------------- the command's pieces
@@ -257,8 +310,17 @@ def check_overrides(iters: int | None, restarts: int | None, time_budget: float)
 
 def seed_line(task: str, seed: int, results: list[Result]) -> str:
     """What `dfst reproduce` prints after each seed."""
-    return (f"{task} seed {seed}: " + ", ".join(f"{r.system} robust to {r.robust_lg:,}" for r in results)
-            + f" ({results[0].train_seconds} CPU s)")
+    return (f"{task} seed {seed}: " + ", ".join(f"{r.system} robust to {r.robust_lg:,}{_verdict(r)}"
+                                                for r in results) + f" ({results[0].train_seconds} CPU s)")
+
+
+def _verdict(result: Result) -> str:
+    cert = result.details.get("certified")
+    if cert is None:
+        return ""
+    bound = "" if cert["max_digits"] is None or cert["verdict"] != "CERTIFIED" else \
+        f" to {cert['max_digits']:,} digits"
+    return f" ({cert['verdict']}{bound})"
 
 
 def display(row: dict) -> dict:
@@ -270,7 +332,18 @@ def display(row: dict) -> dict:
             "robust LG (median, min)": f"{row['robust_lg_median']:,.0f}, {row['robust_lg_min']:,}",
             "probabilistic LG (median)": f"{row['probabilistic_lg_median']:,.0f}",
             "first failing length": "none" if failing is None else f"{failing:,}",
+            "certified (all lengths / bounded / none)": certified_text(row["certified"]),
             "CPU s/seed (median, max)": f"{row['cpu_seconds_median']}, {row['cpu_seconds_max']}"}
+
+
+def certified_text(counts: dict | None) -> str:
+    """`2 / 7 (444-738 digits) / 1`, or "not run"."""
+    if counts is None:
+        return "not run"
+    span = counts["bounded_digits"]
+    bounds = f" ({span[0]:,}-{span[1]:,} digits)" if span and span[0] != span[1] else \
+        f" ({span[0]:,} digits)" if span else ""
+    return f"{counts['all']} / {counts['bounded']}{bounds} / {counts['none']}"
 
 
 def markdown(rows: list[dict]) -> str:

@@ -31,6 +31,12 @@ def reproduce_command(
     results: Path = typer.Option(Path("results/dfst"), "--results", help="Where the result JSONs go."),
     iters: int = typer.Option(None, "--iters", help="Override the recipe's iterations."),
     restarts: int = typer.Option(None, "--restarts", help="Override the recipe's restarts."),
+    finetune: bool = typer.Option(True, "--finetune/--no-finetune", help="Run the recipe's fine-tuning "
+                                  "phase (--no-finetune: training's weights are the DFST row)."),
+    certify: bool = typer.Option(True, "--certify/--no-certify", help="Give every model to dfst certify "
+                                 "(plain h) and count the certified seeds."),
+    rescale: bool = typer.Option(False, "--rescale", help="Evaluate and certify with h rescaled at every "
+                                 "step (the tables before fine-tuning); default plain h."),
     time_budget: float = typer.Option(300.0, "--time-budget", help="Evaluation seconds per model."),
     readme: Path = typer.Option(None, "--readme", help="Rewrite this README's reproduce block."),
     rerun: bool = typer.Option(False, "--rerun", help="Train and evaluate again a seed whose stored result "
@@ -39,8 +45,10 @@ def reproduce_command(
                                        "settings as they are (said on stderr)."),
     as_json: bool = JsonOption,
 ) -> None:
-    """Train every task over seeds (recipes in dfst.recipes), evaluate the trained DFST and the
-    automaton read off it up to the task's target length, and print the table.
+    """Train every task over seeds (recipes in dfst.recipes, fine-tuning included), evaluate each
+    model of a run up to the task's target length (plain h) and certify it, and print the table:
+    "DFST" is RUN/model, "DFST (before fine-tuning)" RUN/trained, "DFST (extracted)" the automaton
+    read off the trained weights.
 
     A stored result is reused only if it was made with the same training config and evaluation
     protocol; otherwise pass --rerun or --accept-stored."""
@@ -48,10 +56,11 @@ def reproduce_command(
     from dfst.run_guard import command_line
 
     plan = lib.seed_plan(tasks, seeds, first_seed)
-    overrides = lib.check_overrides(iters, restarts, time_budget)
+    overrides = lib.check_overrides(iters, restarts, time_budget) | ({} if finetune else {"finetune": False})
     if rerun and accept_stored:
         raise DfstError("--rerun and --accept-stored exclude each other: pick one")
-    rows = lib.reproduce(plan, runs, results, time_budget=time_budget, overrides=overrides,
+    rows = lib.reproduce(plan, runs, results, time_budget=time_budget, certify=certify, rescale=rescale,
+                         overrides=overrides,
                          on_seed=None if as_json else lambda *done: console.print(lib.seed_line(*done)),
                          rerun=rerun, accept_stored=accept_stored, command=command_line(),
                          warn=lambda text: print(f"dfst: note: {text}", file=sys.stderr))
