@@ -29,6 +29,9 @@ def test_one_quick_seed_gives_rows_and_result_files(capsys, tmp_path):
                 r["system"], "trained")).exists():
             assert r["details"]["certified"]["verdict"] in ("CERTIFIED", "COUNTEREXAMPLE", "INCONCLUSIVE")
     model = next(r for r in stored if r["system"] == "DFST")
+    table = run_json(capsys, "table", "--results", tmp_path / "results")
+    certified = {r["system"]: r["certified"] for r in rows}
+    assert {r["system"]: r["certified"] for r in table} == certified  # dfst table counts the same seeds
     assert set(model["details"]["finetune"]) == {"d", "error", "cpu_seconds"}  # the phase's outcome
     assert all(r["robust_lg"] == row["robust_lg_median"] for r, row in zip(
         sorted(stored, key=lambda r: r["system"]), sorted(rows, key=lambda r: r["system"])))
@@ -59,7 +62,7 @@ def _result(kind: str | None, digits: int | None = None, checker: str = "ok"):
 
 
 def test_certified_counts_sort_seeds_into_all_lengths_bounded_and_none():
-    from dfst.reproduce import certified_counts, certified_text
+    from dfst.results.certified import certified_counts, certified_text
 
     results = [_result("all"), _result("bounded", 444), _result("bounded", 738), _result("none"),
                _result("bounded", 999, checker="REJECTED: no"), _result("all", checker=None)]

@@ -37,6 +37,7 @@ from dfst.inputs import read_json_file
 from dfst.outputs import file_kind, remove_stale_temporaries, rewrite_between, write_atomic
 from dfst.recipes import RECIPES, TARGET_DIGITS, recipe
 from dfst.results import Result, result_bytes
+from dfst.results.certified import certified_counts, certified_text
 from dfst.rollout import DfstWeights
 from dfst.run_guard import FORCE_HINT, run_lock
 from dfst.tasks import get_task
@@ -209,16 +210,6 @@ def certification(directory: Path, task: str, rescale: bool) -> dict:
             "checker": report.get("checker"), "seconds": report["seconds"]}
 
 
-def certified_kind(result: Result) -> str | None:
-    """"all" (CERTIFIED for every length), "bounded", "none", or None (not certified)."""
-    cert = result.details.get("certified")
-    if cert is None:
-        return None
-    if cert["verdict"] != "CERTIFIED" or cert.get("checker") != "ok":
-        return "none"
-    return "all" if cert.get("max_digits") is None else "bounded"
-
-
 def reproduce(plan: dict[str, list[int]], runs: Path, results: Path, *,
               time_budget: float = DEFAULT_TIME_BUDGET, certify: bool = True, rescale: bool = False,
               overrides: dict | None = None,
@@ -262,18 +253,6 @@ def summary_rows(results: list[Result]) -> list[dict]:
             "cpu_seconds_max": round(max(r.train_seconds for r in runs), 1),
         })
     return rows
-
-
-def certified_counts(results: list[Result]) -> dict | None:
-    """{"all", "bounded", "none": seeds; "bounded_digits": [min, max] of the bounds}, None if no
-    result was certified."""
-    kinds = [certified_kind(r) for r in results]
-    if all(kind is None for kind in kinds):
-        return None
-    bounds = [r.details["certified"]["max_digits"] for r, kind in zip(results, kinds) if kind == "bounded"]
-    whole = kinds.count("all")
-    return {"all": whole, "bounded": len(bounds), "none": len(kinds) - whole - len(bounds),
-            "bounded_digits": [min(bounds), max(bounds)] if bounds else None}
 
 
 # ----------------------------------------------------------------------------- the command's pieces
@@ -334,16 +313,6 @@ def display(row: dict) -> dict:
             "first failing length": "none" if failing is None else f"{failing:,}",
             "certified (all lengths / bounded / none)": certified_text(row["certified"]),
             "CPU s/seed (median, max)": f"{row['cpu_seconds_median']}, {row['cpu_seconds_max']}"}
-
-
-def certified_text(counts: dict | None) -> str:
-    """`2 / 7 (444-738 digits) / 1`, or "not run"."""
-    if counts is None:
-        return "not run"
-    span = counts["bounded_digits"]
-    bounds = f" ({span[0]:,}-{span[1]:,} digits)" if span and span[0] != span[1] else \
-        f" ({span[0]:,} digits)" if span else ""
-    return f"{counts['all']} / {counts['bounded']}{bounds} / {counts['none']}"
 
 
 def markdown(rows: list[dict]) -> str:

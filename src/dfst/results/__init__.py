@@ -4,6 +4,7 @@
              field by field; files from before the marker read as version 0 (docs/results.md)
     store    result files: default paths, atomic writes, `load_results`, and Results read from a
              checkpoint's eval.json or a run's summary.json
+    certified  the certification a result carries, counted over seeds (all lengths / bounded / none)
     tables   `dfst table`'s comparison (aggregated over seeds, README block), and the rows of
              `dfst report` and `dfst report-runs`
 

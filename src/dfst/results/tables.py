@@ -12,13 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from dfst.outputs import replace_between, rewrite_between
+from dfst.results.certified import certified_counts, certified_text
 from dfst.results.schema import Result
 from dfst.results.store import load_results, read_checkpoint_result, read_run_result
 from dfst.tasks import TASKS
 
 MARK_START, MARK_END = "<!-- comparison:start -->", "<!-- comparison:end -->"
 DISPLAY_COLUMNS = ("system", "task", "seeds", "samples", "params", "max train digits", "robust LG",
-                   "probabilistic LG", "train s", "hardware")
+                   "probabilistic LG", "certified (all / bounded / none)", "train s", "hardware")
 REPORT_COLUMNS = ("task", "model", "params", "robust LG", "probabilistic LG", "largest N tested", "h mode",
                   "eval seconds")
 RUN_COLUMNS = ("run", "samples", "d", "iterations", "final loss", "robust LG", "probabilistic LG",
@@ -61,6 +62,7 @@ def _aggregate(runs: list[Result]) -> dict:
         "robust_lg": max(r.robust_lg for r in runs), "robust_lg_median": median("robust_lg"),
         "probabilistic_lg": max(r.probabilistic_lg for r in runs),
         "probabilistic_lg_median": median("probabilistic_lg"),
+        "certified": certified_counts(runs),
         "train_seconds": round(float(statistics.median(r.train_seconds for r in runs)), 1),
         "hardware": ", ".join(sorted({r.hardware for r in runs})),
     }
@@ -72,6 +74,7 @@ def display_rows(rows: list[dict]) -> list[dict]:
              "params": _num(r["params"]), "max train digits": _num(r["max_train_digits"]),
              "robust LG": f"{r['robust_lg']:,} ({_num(r['robust_lg_median'])})",
              "probabilistic LG": f"{r['probabilistic_lg']:,} ({_num(r['probabilistic_lg_median'])})",
+             "certified (all / bounded / none)": certified_text(r.get("certified")),
              "train s": r["train_seconds"], "hardware": r["hardware"]} for r in rows]
 
 
