@@ -162,7 +162,8 @@ def test_a_task_starts_from_its_recipe_and_given_flags_win(capsys, tmp_path):
               "finetune": True}
     assert {k: saved[k] for k in given} == given and {k: saved[k] for k in recipe} == recipe
     assert saved == TrainConfig(task="mult2", **recipe, **given).to_dict()  # the rest: TrainConfig's defaults
-    assert summary["set_by"]["recipe"] == {"mult2": {"samples": 750, "max_digits": 5, "restarts": 4, **recipe}}
+    mult2 = {"samples": 750, "max_digits": 5, "restarts": 4, **recipe}
+    assert summary["set_by"]["recipe"] == {"mult2": mult2}
     assert summary["set_by"]["flags"] == given
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert "--sampler pairs" in config["command"] and "--noise 0.01" in config["command"]

@@ -89,6 +89,8 @@ def test_readme_block_is_rewritten_and_nothing_else(capsys, tmp_path):
     (("--tasks", ","), "(none given)"),
     (("--seeds", "0"), "--seeds >= 1"),
     (("--tasks", "add2:0"), "TASK:N with N >= 1"),
+    (("--tasks", "add2:5-3"), "TASK:A-B with A <= B"),
+    (("--tasks", "add2:-3"), "'add2:-3'"),
     (("--tasks", "add2:x"), "'add2:x'"),
     (("--tasks", "add3:2"), "unknown task(s) add3"),
 ])
@@ -98,8 +100,9 @@ def test_bad_options_are_one_line_errors(capsys, tmp_path, argv, fragment):
 
 
 def test_task_seed_counts_override_seeds():
-    plan = seed_plan("add2, mult10:2,mult2", seeds=3, first_seed=4)
-    assert plan == {"add2": [4, 5, 6], "mult10": [4, 5], "mult2": [4, 5, 6]}
+    plan = seed_plan("add2, mult10:2,mult2,add10:7-9", seeds=3, first_seed=4)
+    assert plan == {"add2": [4, 5, 6], "mult10": [4, 5], "mult2": [4, 5, 6], "add10": [7, 8, 9]}
+    assert seed_plan("add2:3-3", seeds=10, first_seed=0) == {"add2": [3]}
 
 
 def test_recipes_cover_every_task_and_keep_the_issue_budgets():

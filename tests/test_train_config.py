@@ -133,7 +133,8 @@ def test_published_and_data_never_override_a_given_flag():
 
 
 def test_configure_starts_from_the_tasks_recipe(monkeypatch):
-    mult2 = {"samples": 750, "max_digits": 5, "sampler": "pairs", "batch": 64, "bucket": True,  # iters: default
+    # iters: 4,000, TrainConfig's default
+    mult2 = {"samples": 750, "max_digits": 5, "sampler": "pairs", "batch": 64, "bucket": True,
              "noise": 0.01, "restarts": 4, "finetune": True}
     assert recipe_fields("mult2") == mult2 and recipe_fields("add2") == {"finetune": True}
     assert recipe_fields("add10") == {"samples": 225, "restarts": 8, "finetune": True}

@@ -259,7 +259,8 @@ def summary_rows(results: list[Result]) -> list[dict]:
 
 
 def seed_plan(tasks: str, seeds: int, first_seed: int) -> dict[str, list[int]]:
-    """`--tasks add2,mult10:1` with --seeds 10 -> {"add2": seeds 0-9, "mult10": seed 0} (from first_seed)."""
+    """`--tasks add2,mult10:1,add10:3-5` with --seeds 10 -> {"add2": seeds 0-9, "mult10": seed 0,
+    "add10": seeds 3-5} (counts from first_seed; A-B is the seeds A to B)."""
     if seeds < 1 or first_seed < 0:
         raise DfstError(f"need --seeds >= 1 and --first-seed >= 0, got {seeds} and {first_seed}")
     plan, unknown = {}, []
@@ -267,14 +268,22 @@ def seed_plan(tasks: str, seeds: int, first_seed: int) -> dict[str, list[int]]:
         name, _, count = item.partition(":")
         if name not in RECIPES:
             unknown.append(name)
-        elif count and (not count.isdigit() or int(count) < 1):
-            raise DfstError(f"bad seed count in --tasks {item!r}: want TASK:N with N >= 1")
         else:
-            plan[name] = list(range(first_seed, first_seed + (int(count) if count else seeds)))
+            plan[name] = _seeds_of(item, count, seeds, first_seed)
     if not plan or unknown:
         given = ", ".join(unknown) or "(none given)"
         raise DfstError(f"unknown task(s) {given} (known: {', '.join(RECIPES)})")
     return plan
+
+
+def _seeds_of(item: str, count: str, seeds: int, first_seed: int) -> list[int]:
+    """The seeds of one --tasks item: TASK (--seeds from --first-seed), TASK:N or TASK:A-B."""
+    low, dash, high = count.partition("-")
+    if dash and low.isdigit() and high.isdigit() and int(low) <= int(high):
+        return list(range(int(low), int(high) + 1))
+    if count and (dash or not count.isdigit() or int(count) < 1):
+        raise DfstError(f"bad seeds in --tasks {item!r}: want TASK:N with N >= 1, or TASK:A-B with A <= B")
+    return list(range(first_seed, first_seed + (int(count) if count else seeds)))
 
 
 def check_overrides(iters: int | None, restarts: int | None, time_budget: float) -> dict:

@@ -24,7 +24,7 @@ def __getattr__(name: str):
 @app.command("reproduce")
 def reproduce_command(
     tasks: str = typer.Option("add2", "--tasks", help="Comma-separated tasks (add2, add10, mult2, mult10); "
-                              "TASK:N runs N seeds of that task instead of --seeds."),
+                              "TASK:N runs N seeds of that task instead of --seeds, TASK:A-B seeds A to B."),
     seeds: int = typer.Option(10, "--seeds", help="Seeds 0 .. N-1 (from --first-seed)."),
     first_seed: int = typer.Option(0, "--first-seed"),
     runs: Path = typer.Option(Path("runs/reproduce"), "--runs", help="Where the training runs go."),
