@@ -41,6 +41,21 @@ def test_one_quick_seed_gives_rows_and_result_files(capsys, tmp_path):
     assert state.stat().st_mtime_ns == before
 
 
+def test_progress_reports_training_then_each_model_of_the_seed(tmp_path):
+    from dfst.reproduce import reproduce
+
+    seen = []
+    reproduce({"add2": [0]}, tmp_path / "runs", tmp_path / "results", time_budget=5, certify=False,
+              overrides={"iters": 20, "restarts": 1}, progress=lambda *got: seen.append(got))
+    assert {label for label, _ in seen} == {"add2 seed 0"}
+    iterations = [r["iteration"] for _, r in seen if "iteration" in r and "phase" not in r]
+    assert iterations == list(range(1, 21))
+    stages = [r["stage"] for _, r in seen if "stage" in r]
+    assert stages == [f"evaluating DFST{s}" for s in ("", " (before fine-tuning)", " (extracted)")]
+    assert seen.index(("add2 seed 0", {"stage": stages[0]})) > max(
+        i for i, (_, r) in enumerate(seen) if "iteration" in r)  # evaluation comes after training
+
+
 def test_without_the_phase_and_certification_two_systems_and_no_certified_column(capsys, tmp_path):
     rows = run_json(capsys, "reproduce", *QUICK, "--no-finetune", "--no-certify", "--rescale",
                     "--runs", tmp_path / "runs", "--results", tmp_path / "results")

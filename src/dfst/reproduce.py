@@ -121,8 +121,11 @@ def evaluate_checkpoint(directory: Path, task: str, protocol: dict) -> tuple[dic
 def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
                    time_budget: float = DEFAULT_TIME_BUDGET, certify: bool = True, rescale: bool = False,
                    overrides: dict | None = None, rerun: bool = False, accept_stored: bool = False,
-                   warn: Callable[[str], None] | None = None) -> list[Result]:
-    """Train and evaluate one seed, or read its stored results when their key is this one's."""
+                   warn: Callable[[str], None] | None = None,
+                   progress: Callable[[dict], None] | None = None) -> list[Result]:
+    """Train and evaluate one seed, or read its stored results when their key is this one's.
+    `progress` gets training's records (`dfst.train.train`'s) and {"stage": ...} before each model's
+    evaluation."""
     cfg = recipe(task, seed, **(overrides or {}))
     key = result_key(cfg, eval_protocol(task, time_budget, certify=certify, rescale=rescale))
     systems = systems_of(cfg)
@@ -144,10 +147,14 @@ def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
                         "evaluate again, or --accept-stored to use the stored results as they are")
     run = runs / task / f"s{seed}"
     resume, start = _resumable(run, cfg, rerun), time.process_time()
-    summary = train(cfg, run, resume=resume, command=f"dfst reproduce --tasks {task}")
+    summary = train(cfg, run, resume=resume, command=f"dfst reproduce --tasks {task}", progress=progress)
     # the run's own count covers its resumed segments too; a run from before it existed: measure here
     cpu = summary.get("cpu_seconds", time.process_time() - start)
-    results = [_result(system, sub, run, cfg, key, summary, cpu) for system, sub in systems.items()]
+    results = []
+    for system, sub in systems.items():
+        if progress is not None:
+            progress({"stage": f"evaluating{' and certifying' if certify else ''} {system}"})
+        results.append(_result(system, sub, run, cfg, key, summary, cpu))
     for result in results:
         write_atomic(paths[result.system], result_bytes(result))
     return results
@@ -214,20 +221,27 @@ def reproduce(plan: dict[str, list[int]], runs: Path, results: Path, *,
               time_budget: float = DEFAULT_TIME_BUDGET, certify: bool = True, rescale: bool = False,
               overrides: dict | None = None,
               on_seed: Callable[[str, int, list[Result]], None] | None = None,
+              progress: Callable[[str, dict], None] | None = None,
               rerun: bool = False, accept_stored: bool = False, warn: Callable[[str], None] | None = None,
               command: str = "dfst reproduce") -> list[dict]:
-    """Every task of `plan` over its seeds; returns the summary rows of `summary_rows`."""
+    """Every task of `plan` over its seeds; returns the summary rows of `summary_rows`. `progress(label,
+    record)`: a seed's training records and evaluation stages (label "add2 seed 3")."""
     found = []
     with run_lock(results, command):  # one writer of these result files at a time
         for task, seeds in plan.items():
             for seed in seeds:
                 got = reproduce_seed(task, seed, runs, results, time_budget=time_budget, certify=certify,
                                      rescale=rescale, overrides=overrides, rerun=rerun,
-                                     accept_stored=accept_stored, warn=warn)
+                                     accept_stored=accept_stored, warn=warn,
+                                     progress=_labelled(progress, f"{task} seed {seed}"))
                 found += got
                 if on_seed is not None:
                     on_seed(task, seed, got)
     return summary_rows(found)
+
+
+def _labelled(progress: Callable[[str, dict], None] | None, label: str) -> Callable[[dict], None] | None:
+    return None if progress is None else (lambda record: progress(label, record))
 
 
 def summary_rows(results: list[Result]) -> list[dict]:

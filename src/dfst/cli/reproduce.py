@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -19,6 +21,33 @@ def __getattr__(name: str):
 
         return seed_plan
     raise AttributeError(f"module 'dfst.cli.reproduce' has no attribute {name!r}")
+
+
+@contextmanager
+def _seed_progress(*, quiet: bool) -> Iterator[Callable[[str, dict], None]]:
+    """A transient bar for the seed at work: training's iterations (the fine-tuning phase's too), then
+    which model is being evaluated and certified (no total: those take what they take)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=console, transient=True, disable=quiet)
+    bar = progress.add_task("", total=None)
+
+    def show(label: str, record: dict) -> None:
+        if not progress.live.is_started:
+            progress.start()
+        if "stage" in record:
+            progress.update(bar, description=f"{label}: {record['stage']}", completed=0, total=None)
+        else:
+            stage = "fine-tuning" if "phase" in record else "training"
+            progress.update(bar, description=f"{label}: {stage}", completed=record["iteration"],
+                            total=record["iters"])
+
+    try:
+        yield show
+    finally:
+        if progress.live.is_started:
+            progress.stop()
 
 
 @app.command("reproduce")
@@ -59,11 +88,12 @@ def reproduce_command(
     overrides = lib.check_overrides(iters, restarts, time_budget) | ({} if finetune else {"finetune": False})
     if rerun and accept_stored:
         raise DfstError("--rerun and --accept-stored exclude each other: pick one")
-    rows = lib.reproduce(plan, runs, results, time_budget=time_budget, certify=certify, rescale=rescale,
-                         overrides=overrides,
-                         on_seed=None if as_json else lambda *done: console.print(lib.seed_line(*done)),
-                         rerun=rerun, accept_stored=accept_stored, command=command_line(),
-                         warn=lambda text: print(f"dfst: note: {text}", file=sys.stderr))
+    with _seed_progress(quiet=as_json) as show:
+        rows = lib.reproduce(plan, runs, results, time_budget=time_budget, certify=certify, rescale=rescale,
+                             overrides=overrides,
+                             on_seed=None if as_json else lambda *done: console.print(lib.seed_line(*done)),
+                             progress=show, rerun=rerun, accept_stored=accept_stored, command=command_line(),
+                             warn=lambda text: print(f"dfst: note: {text}", file=sys.stderr))
     if readme is not None:
         lib.write_readme(readme, rows)
     if as_json:
