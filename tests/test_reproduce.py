@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from cli_helpers import assert_one_line_error, run, run_json
@@ -112,6 +114,16 @@ def test_readme_block_is_rewritten_and_nothing_else(capsys, tmp_path):
 def test_bad_options_are_one_line_errors(capsys, tmp_path, argv, fragment):
     code, _, err = run(capsys, "reproduce", *argv, "--runs", tmp_path / "r", "--results", tmp_path / "s")
     assert_one_line_error(code, err, fragment)
+
+
+@pytest.mark.parametrize("task", ["add2", "add10", "mult2", "mult10"])
+def test_reproduce_trains_what_dfst_train_task_trains(task):
+    from dfst.reproduce import run_config
+    from dfst.train.config import configure
+
+    cfg, _ = configure(task, {"seed": 7}, {"seed"})
+    assert run_config(task, 7) == cfg  # one run directory, whichever command made it
+    assert run_config(task, 7, {"iters": 5}) == replace(cfg, iters=5)
 
 
 def test_task_seed_counts_override_seeds():

@@ -300,13 +300,14 @@ def test_the_committed_results_are_reused_without_training(tmp_path, monkeypatch
     shutil.copytree(REPO / "results" / "dfst", results)
     before = tree(results)
     plan = seed_plan("add2,add10,mult2,mult10:2", seeds=10, first_seed=0)
-    # as they were made: training's weights (no fine-tuning phase), h rescaled, no certification; the
-    # mult2 ones with the 8,000 iterations of the recipe before fine-tuning (taken as they are)
+    # as they were made: training's weights (no fine-tuning phase), h rescaled, no certification, no
+    # evaluation during training, and mult2 with the 8,000 iterations of its recipe then (taken as they
+    # are, and said: reproduce now trains what `dfst train TASK` trains)
     notes = []
     rows = dfst.reproduce.reproduce(plan, tmp_path / "runs", results, certify=False, rescale=True,
                                     overrides={"finetune": False}, accept_stored=True, warn=notes.append)
-    assert len(notes) == 10 and all(n.startswith("mult2 seed") and "train.iters=8000, not 4000" in n
-                                    for n in notes)
+    assert len(notes) == 32 and all("train.eval_every=0, not 1000" in n for n in notes)
+    assert all("train.iters=8000, not 4000" in n for n in notes if n.startswith("mult2"))
     seeds = {(r["task"], r["seeds"]) for r in rows}
     assert seeds == {("add2", 10), ("add10", 10), ("mult2", 10), ("mult10", 2)}
     assert tree(results) == before and not (tmp_path / "runs").exists()

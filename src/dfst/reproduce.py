@@ -26,6 +26,7 @@ import math
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from dfst.baselines.common import hardware
@@ -42,6 +43,7 @@ from dfst.rollout import DfstWeights
 from dfst.run_guard import FORCE_HINT, run_lock
 from dfst.tasks import get_task
 from dfst.train import TrainConfig, train
+from dfst.train.config import EvaluationConfig, LoggingConfig
 from dfst.train.rundir import check_run_dir, check_run_files, run_differences
 
 SYSTEMS = {"DFST": "model", "DFST (before fine-tuning)": "trained", "DFST (extracted)": "extracted"}
@@ -62,6 +64,14 @@ def eval_protocol(task: str, time_budget: float = DEFAULT_TIME_BUDGET, *, certif
     return {"digits": [10, 100, 1000], "random": 10, "rescale": rescale, "until_fail": True,
             "ladder_factor": 10.0, "target_digits": TARGET_DIGITS[task], "time_budget": time_budget,
             "certify": certify}
+
+
+def run_config(task: str, seed: int, overrides: dict | None = None) -> TrainConfig:
+    """What `dfst train TASK --seed SEED` trains, with `overrides`: the recipe, watched as dfst train
+    watches a run (the evaluation and logging groups' defaults), so that reproduce and dfst train
+    make the same run directory and either can finish the other's."""
+    watched = replace(recipe(task, seed), evaluation=EvaluationConfig(), logging=LoggingConfig())
+    return replace(watched, **(overrides or {}))
 
 
 def systems_of(cfg: TrainConfig) -> dict[str, str]:
@@ -126,7 +136,7 @@ def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
     """Train and evaluate one seed, or read its stored results when their key is this one's.
     `progress` gets training's records (`dfst.train.train`'s) and {"stage": ...} before each model's
     evaluation."""
-    cfg = recipe(task, seed, **(overrides or {}))
+    cfg = run_config(task, seed, overrides)
     key = result_key(cfg, eval_protocol(task, time_budget, certify=certify, rescale=rescale))
     systems = systems_of(cfg)
     paths = {system: result_path(results, task, seed, system) for system in systems}
