@@ -140,3 +140,16 @@ def test_recipes_cover_every_task_and_keep_the_issue_budgets():
         assert (cfg.task, cfg.seed) == (task, 4) and cfg.samples <= samples and cfg.max_digits <= digits
     published = TrainConfig(**PUBLISHED)
     assert published.init == "identity" and published.noise == 0 and published.restarts == 1
+
+
+def test_the_d_column_says_where_fine_tuning_grew_the_model():
+    from dfst.reproduce import display, summary_rows
+
+    results = [_result(None) for _ in range(3)]
+    for r, grown in zip(results, ([19, 21], [19, 19], [19, 22])):
+        phase = {"d": grown, "error": None, "cpu_seconds": 1.0}
+        r.details.update(d=19, first_failing_digits=0, finetune=phase)
+    assert display(summary_rows(results)[0])["d"] == "19 (grown to 21-22)"
+    results[0].details["finetune"]["d"] = [19, 19]
+    results[2].details["finetune"] = {"d": None, "error": "no automaton", "cpu_seconds": 0.0}
+    assert display(summary_rows(results)[0])["d"] == "19"

@@ -254,6 +254,14 @@ def _labelled(progress: Callable[[str, dict], None] | None, label: str) -> Calla
     return None if progress is None else (lambda record: progress(label, record))
 
 
+def grown_d(results: list[Result]) -> list[int] | None:
+    """[min, max] of the d the fine-tuning phase grew the model to (one dimension per block read off),
+    over the seeds where it grew; None where it never did."""
+    pairs = [(r.details.get("finetune") or {}).get("d") for r in results]
+    grown = [after for pair in pairs if pair for before, after in [pair] if after != before]
+    return [min(grown), max(grown)] if grown else None
+
+
 def summary_rows(results: list[Result]) -> list[dict]:
     """One row per (task, system): successes over seeds, robust / probabilistic LG, CPU per seed."""
     groups: dict[tuple[str, str], list[Result]] = {}
@@ -266,6 +274,7 @@ def summary_rows(results: list[Result]) -> list[dict]:
         rows.append({
             "task": task, "system": system, "seeds": len(runs), "samples": runs[0].samples,
             "max_train_digits": runs[0].max_train_digits, "d": runs[0].details["d"],
+            "d_grown": grown_d(runs),
             "params": runs[0].params, "target_digits": target,
             "successes": sum(r.robust_lg >= target for r in runs),
             "robust_lg_median": statistics.median(r.robust_lg for r in runs),
@@ -339,13 +348,21 @@ def display(row: dict) -> dict:
     """A summary row for people (COLUMNS)."""
     failing = row["first_failing_min"]
     return {"task": row["task"], "system": row["system"], "seeds": row["seeds"], "samples": row["samples"],
-            "max train digits": row["max_train_digits"], "d": row["d"], "params": f"{row['params']:,}",
+            "max train digits": row["max_train_digits"], "d": _d_text(row), "params": f"{row['params']:,}",
             "robust at target": f"{row['successes']}/{row['seeds']} at {row['target_digits']:,}",
             "robust LG (median, min)": f"{row['robust_lg_median']:,.0f}, {row['robust_lg_min']:,}",
             "probabilistic LG (median)": f"{row['probabilistic_lg_median']:,.0f}",
             "first failing length": "none" if failing is None else f"{failing:,}",
             "certified (all lengths / bounded / none)": certified_text(row["certified"]),
             "CPU s/seed (median, max)": f"{row['cpu_seconds_median']}, {row['cpu_seconds_max']}"}
+
+
+def _d_text(row: dict) -> str:
+    """`19`, or `19 (grown to 20-22)` where fine-tuning added dimensions on some seeds."""
+    grown = row.get("d_grown")
+    if not grown:
+        return str(row["d"])
+    return f"{row['d']} (grown to {grown[0] if grown[0] == grown[1] else f'{grown[0]}-{grown[1]}'})"
 
 
 def markdown(rows: list[dict]) -> str:
