@@ -321,5 +321,21 @@ def test_the_final_evaluations_selection_is_kept_not_redone(tmp_path, monkeypatc
     select = dfst.train.loop.select_restart
     monkeypatch.setattr(dfst.train.loop, "select_restart", lambda *a: calls.append(1) or select(*a))
     summary = train(TINY, tmp_path / "run", command="test")
-    assert len(calls) == TINY.iters // TINY.eval_every  # evaluations at 10, 20 and 30; none after the loop
+    assert len(calls) == 1  # at the last evaluation (30) only: 10 and 20 follow the lowest loss; none after
     assert summary["restarts"]["chosen"] == summary["eval"]["restart"]
+
+
+def test_periodic_evaluation_changes_no_weight_and_selects_once(tmp_path):
+    """Evaluating every 10 iterations (the lowest-loss restart; the kept one selected at the end) gives
+    the weights and the kept restart of a run that never evaluates on the way."""
+    from safetensors.torch import load_file
+
+    watched = train(TINY, tmp_path / "watched", command="test")
+    quiet = train(replace(TINY, eval_every=0), tmp_path / "quiet", command="test")
+    def timeless(record):
+        if isinstance(record, dict):
+            return {k: timeless(v) for k, v in record.items() if k != "seconds"}
+        return [timeless(v) for v in record] if isinstance(record, list) else record
+    assert watched["restarts"] == quiet["restarts"] and timeless(watched["eval"]) == timeless(quiet["eval"])
+    got, want = (load_file(tmp_path / run / "model" / "model.safetensors") for run in ("watched", "quiet"))
+    assert got.keys() == want.keys() and all(torch.equal(got[k], want[k]) for k in got)

@@ -37,7 +37,7 @@ from dfst.train.batches import Sequences, batch_rows, bucket_rows, dataset_sha25
 from dfst.train.config import TrainConfig
 from dfst.train.evaluation import best_robust, evaluate_model, extract_or_none
 from dfst.train.objectives import LOSSES, noise_at, objective, scores
-from dfst.train.restarts import restart_seed, select_restart
+from dfst.train.restarts import lowest_loss_restart, restart_seed, select_restart
 from dfst.train.rundir import (
     DATA_FILE,
     EXTRACTED_DIR,
@@ -185,9 +185,12 @@ def _train_loop(cfg: TrainConfig, out: Path, data: PtoDataset, run_info: dict, *
             if cfg.restarts > 1:
                 record["losses"] = losses.tolist()
             if (cfg.eval_every and it % cfg.eval_every == 0) or it == cfg.iters:
-                with torch.no_grad():
-                    chosen, table = select_restart(model, seqs, data, task, cfg)
-                    selected = (it, chosen, table)
+                with torch.no_grad():  # the kept restart is selected at the end; until then the lowest loss
+                    if it == cfg.iters:
+                        chosen, table = select_restart(model, seqs, data, task, cfg)
+                        selected = (it, chosen, table)
+                    else:
+                        chosen = lowest_loss_restart(model, seqs, cfg)
                     last_eval = record["eval"] = evaluate_model(model.member(chosen), task, cfg, data)
                     last_eval["restart"] = chosen
                 if cfg.target_digits and best_robust(last_eval) >= cfg.target_digits:
@@ -204,6 +207,9 @@ def _train_loop(cfg: TrainConfig, out: Path, data: PtoDataset, run_info: dict, *
         if selected is None or selected[0] != done:  # selecting reads an automaton off every restart
             selected = (done, *select_restart(model, seqs, data, task, cfg))
         _, chosen, restarts = selected
+        if last_eval is not None and last_eval.get("restart") != chosen:  # stopped early: the kept one's
+            with torch.no_grad():
+                last_eval = evaluate_model(model.member(chosen), task, cfg, data) | {"restart": chosen}
     return _finish(out, model.member(chosen), cfg, run_info, done, loss_value, last_eval,
                    stopped_by or "iters", seconds, resumed_from=start or None,
                    restarts={"chosen": chosen, "table": restarts}, data=data, cpu_seconds=cpu_seconds)

@@ -42,6 +42,14 @@ def clean_losses(model: Population, seqs: Sequences, cfg: TrainConfig, chunk: in
     return total / steps
 
 
+def lowest_loss_restart(model: Population, seqs: Sequences, cfg: TrainConfig) -> int:
+    """The restart with the lowest noise-free loss (a finite one first): what the periodic evaluation
+    follows during training. `select_restart` reads an automaton off every restart, and at every
+    evaluation that was most of a run's CPU (add10: 9 extractions each time)."""
+    losses = clean_losses(model, seqs, cfg).tolist()
+    return min(range(len(losses)), key=lambda r: (not math.isfinite(losses[r]), losses[r]))
+
+
 def select_restart(model: Population, seqs: Sequences, data: PtoDataset, task: Task,
                    cfg: TrainConfig) -> tuple[int, list[dict]]:
     """The restart to keep, judged on the training PTOs only: a finite noise-free loss first; with
