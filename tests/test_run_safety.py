@@ -286,8 +286,11 @@ def test_reproduce_never_replaces_a_file_it_did_not_write(capsys, tmp_path):
     assert (tmp_path / "S" / "add2-s0.json").read_text() == '{"mine": true}'
 
 
+README_PLAN = "add2,add10:1-6,mult2:0-MULT2"  # the seeds run with the fine-tuning phase so far
+
+
 def test_the_committed_results_are_reused_without_training(tmp_path, monkeypatch):
-    """`dfst reproduce --tasks add2,add10,mult2,mult10:2 --seeds 10` on results stored before keys."""
+    """`dfst reproduce --tasks PLAN` (the README's PLAN) on the committed results: nothing trained."""
     import shutil
 
     import dfst.reproduce
@@ -299,17 +302,11 @@ def test_the_committed_results_are_reused_without_training(tmp_path, monkeypatch
     results = tmp_path / "dfst"
     shutil.copytree(REPO / "results" / "dfst", results)
     before = tree(results)
-    plan = seed_plan("add2,add10,mult2,mult10:2", seeds=10, first_seed=0)
-    # as they were made: training's weights (no fine-tuning phase), h rescaled, no certification, no
-    # evaluation during training, and mult2 with the 8,000 iterations of its recipe then (taken as they
-    # are, and said: reproduce now trains what `dfst train TASK` trains)
-    notes = []
-    rows = dfst.reproduce.reproduce(plan, tmp_path / "runs", results, certify=False, rescale=True,
-                                    overrides={"finetune": False}, accept_stored=True, warn=notes.append)
-    assert len(notes) == 32 and all("train.eval_every=0, not 1000" in n for n in notes)
-    assert all("train.iters=8000, not 4000" in n for n in notes if n.startswith("mult2"))
-    seeds = {(r["task"], r["seeds"]) for r in rows}
-    assert seeds == {("add2", 10), ("add10", 10), ("mult2", 10), ("mult10", 2)}
+    assert f"PLAN: `{README_PLAN}`" in (REPO / "README.md").read_text()
+    plan = seed_plan(README_PLAN, seeds=10, first_seed=0)
+    rows = dfst.reproduce.reproduce(plan, tmp_path / "runs", results)  # today's defaults, keys and all
+    assert {(r["task"], r["seeds"]) for r in rows} == {(task, len(seeds)) for task, seeds in plan.items()}
+    assert {r["system"] for r in rows} == {"DFST", "DFST (before fine-tuning)", "DFST (extracted)"}
     assert tree(results) == before and not (tmp_path / "runs").exists()
 
 

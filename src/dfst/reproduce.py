@@ -1,9 +1,10 @@
 """Train every task over seeds with its recipe, evaluate with the protocol, store and tabulate.
 
-Per (task, seed): `dfst.train` with `recipes.recipe(task, seed)` (its fine-tuning phase included)
-into RUNS/<task>/s<seed>, then on each model of the run the length-generalisation protocol (hard
-instances + 10 random pairs per length, plain h, lengths 10, 100, 1,000, then ×10 until the first
-failure or the task's target length) and `dfst certify` (plain h): "DFST" is RUN/model (the weights
+Per (task, seed): `dfst.train` with `run_config(task, seed)`, what `dfst train TASK --seed SEED`
+trains (the recipe, its fine-tuning phase included), into RUNS/<task>/s<seed>, then on each model
+of the run the length-generalisation protocol (hard instances + 10 random pairs per length, plain h
+unless `rescale`, lengths 10, 100, 1,000, then ×10 until the first failure or the task's target
+length) and `dfst certify` in the same mode: "DFST" is RUN/model (the weights
 gradient descent made, fine-tuned), "DFST (before fine-tuning)" RUN/trained (training's weights; only
 in a run with the phase) and "DFST (extracted)" RUN/extracted (the automaton read off the trained
 weights, an exact DFST). Each becomes a `dfst.results.Result` stored as JSON, which `dfst table`
