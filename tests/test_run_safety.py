@@ -245,7 +245,10 @@ def test_a_kill_between_a_write_and_its_manifest_entry_still_resumes(tmp_path, m
 # ----------------------------------------------------------------------------- reproduce keys
 
 REPO = Path(__file__).resolve().parents[1]
-SEED = ("reproduce", "--tasks", "add2:1", "--restarts", "1", "--time-budget", "5")
+# these are about keys and files: no fine-tuning phase (on a 5-iteration model, a minute of L-BFGS)
+# and no certification
+SEED = ("reproduce", "--tasks", "add2:1", "--restarts", "1", "--no-finetune", "--no-certify",
+        "--time-budget", "5")
 
 
 def test_reproduce_refuses_stale_results_and_offers_rerun_or_accept_stored(capsys, tmp_path):
@@ -367,7 +370,8 @@ def test_json_output_is_json_only(capsys, tmp_path):
 
 TRAIN = (*TRAIN_ADD2, "--samples", "4", "--max-digits", "2", "--iters", "400", "--restarts", "1",
          "--eval-every", "0", "--checkpoint-every", "50")
-REPRODUCE = ("reproduce", "--tasks", "add2:1", "--iters", "200", "--restarts", "1", "--time-budget", "2")
+REPRODUCE = ("reproduce", "--tasks", "add2:1", "--iters", "200", "--restarts", "1", "--no-certify",
+             "--time-budget", "2")
 
 
 def start(*argv) -> subprocess.Popen:
