@@ -9,6 +9,7 @@ docstring) fails the build: the reference documents the whole package or it is n
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import time
@@ -25,11 +26,19 @@ def build_api(output: Path) -> list[str]:
 
     if output.exists():
         shutil.rmtree(output)
+    _build_font_cache()
     pdoc.render.configure(docformat=DOCFORMAT, footer_text="dfst API reference")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         pdoc.pdoc("dfst", output_directory=output)
     return [f"{w.category.__name__}: {w.message} ({w.filename}:{w.lineno})" for w in caught]
+
+
+def _build_font_cache() -> None:
+    """Import matplotlib's font manager before pdoc does: on a fresh machine its first import runs
+    fc-list to build the font cache, which pdoc suppresses with a warning (and so failed the build)."""
+    with contextlib.suppress(ImportError):
+        import matplotlib.font_manager  # noqa: F401
 
 
 def main(argv: list[str]) -> int:
