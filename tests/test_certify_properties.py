@@ -81,9 +81,11 @@ def weights_of(agent, rng=None, noise: float = 0.0) -> DfstWeights:
 
 
 def verdict(weights: DfstWeights, agent, rescale: bool):
-    """certify's verdict on a task-free automaton: the instance search and the pumping, which need a
-    grid task, are stubbed (the search as one that finds an instance for every departure)."""
+    """certify's verdict on a task-free automaton: the instance search, the grid proof and the pumping,
+    which need a grid task, are stubbed (the search as one that finds an instance for every departure,
+    the grid proof as one that proves nothing)."""
     with mock.patch.object(core, "counterexample_report", lambda *a: {"instance": "stub"}), \
+            mock.patch.object(core, "prove_unreachable", lambda *a: "stub"), \
             mock.patch.object(core, "diagnose_regions", lambda *a: {}), \
             mock.patch.object(core, "diagnose_norm", lambda *a: {}):
         return certify(weights, ADD2, agent=agent, rescale=rescale)

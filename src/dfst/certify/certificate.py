@@ -14,6 +14,7 @@ from dfst.certify.automaton import graph_automaton
 from dfst.certify.bounded import BoundedProof
 from dfst.certify.bounds import UNDERFLOW, slack
 from dfst.certify.frame import U32
+from dfst.certify.gridreach import MAX_LEN, Reach, departures
 from dfst.certify.lockstep import Graph
 from dfst.certify.regions import RegionProof
 from dfst.rollout import DfstWeights
@@ -73,4 +74,20 @@ def bounded_certificate(graph: Graph, proof: RegionProof, bounded: BoundedProof,
         "in rescaled mode max|h| = 1 after every step",
         f"the expert needs at most the task's step bound ({task}.step_bound) on operands of at most "
         "max_digits digits, and that bound grows with the number of digits"]
+    return cert
+
+
+def grid_certificate(graph: Graph, reach: Reach, weights: DfstWeights, agent: Transducer, mode: str,
+                     task: str) -> dict:
+    """An exact lockstep graph whose departures from the expert no grid run reaches (`gridreach.py`)."""
+    cert = _common(graph, weights, agent, mode, "grid")
+    away = sorted(departures(graph, agent))
+    cert |= {"task": task, "departures": [[n, agent.alphabet[x]] for n, x in away],
+             "stack_cap": reach.cap, "grid_mode": reach.mode, "max_len": MAX_LEN,
+             "configurations": reach.configs}
+    cert["assumptions"] = exact_certificate(graph, weights, agent, mode)["assumptions"] + [
+        f"every layout of {task} abstracts to one of those of operands of 1 to {MAX_LEN} digits, each "
+        "non-blank cell generalised to any digit (checked: lengths past "
+        f"{MAX_LEN - 2} add none)",
+        "a run that leaves the layout stops there, the expert's and the model's alike"]
     return cert

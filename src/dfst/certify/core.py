@@ -1,9 +1,10 @@
 """`certify`: prove that a DFST equals the expert on every input of every length, or show it does not.
 
-1. Lockstep exploration with the engine's float32 arithmetic (tol = 0). A disagreement is a
+1. Lockstep exploration with the engine's float32 arithmetic (tol = 0). A disagreement that no grid
+   run reaches (`gridreach.py`: an abstract interpretation of the grid proves every departure of the
+   exact lockstep graph unreachable) is no disagreement: CERTIFIED (kind "grid"). Otherwise it is a
    COUNTEREXAMPLE when a concrete instance shows it (one reaching the shortest symbol path, or any
-   instance searched whose closed-loop run parts from the expert's); with none, INCONCLUSIVE (the
-   path may be unreachable on the grid).
+   instance searched whose closed-loop run parts from the expert's); with none, INCONCLUSIVE.
    A finite graph whose edges land on their nodes' vectors bit for bit is a complete proof for that
    arithmetic: CERTIFIED (kind "exact").
 2. Otherwise clustered exploration (growing tol) and the region proof (`regions.py`). A proof over
@@ -23,8 +24,14 @@ import time
 from dfst.automata import Transducer
 from dfst.certify.bounded import BoundedProof, digits_within, prove_bounded
 from dfst.certify.bounds import slack
-from dfst.certify.certificate import bounded_certificate, exact_certificate, region_certificate
+from dfst.certify.certificate import (
+    bounded_certificate,
+    exact_certificate,
+    grid_certificate,
+    region_certificate,
+)
 from dfst.certify.diagnose import diagnose_norm, diagnose_regions
+from dfst.certify.gridreach import prove_unreachable
 from dfst.certify.lockstep import Disagreement, Graph, TooManyNodes, explore
 from dfst.certify.regions import RegionProof, prove_regions
 from dfst.certify.result import Result, counterexample_report
@@ -91,13 +98,17 @@ def _departure(task, agent, weights, found: Disagreement, rescale: bool, mode: s
     path, or any instance searched on which the closed-loop runs part); INCONCLUSIVE when none
     does: a disagreement that no grid run reaches is no counterexample, and it is not proved
     unreachable either."""
+    proved = prove_unreachable(weights, agent, task, rescale)
+    if not isinstance(proved, str):
+        graph, reach = proved
+        return Result("CERTIFIED", mode, _elapsed(start), graph=graph,
+                      certificate=grid_certificate(graph, reach, weights, agent, mode, task.name))
     report = counterexample_report(task, agent, weights, found, rescale)
     if report["instance"] is not None:
         return Result("COUNTEREXAMPLE", mode, _elapsed(start), counterexample=report)
     reason = ("the DFST departs from the expert on a symbol path that no instance searched reaches "
               f"({MAX_PAIRS:,} small instances and the hard ones), and on none of them does the "
-              "closed-loop run part from the expert's: the path may be unreachable on the grid, which "
-              "this proof cannot show")
+              f"closed-loop run part from the expert's; not proved unreachable on the grid: {proved}")
     return Result("INCONCLUSIVE", mode, _elapsed(start), diagnosis={"reason": reason, "departure": report})
 
 

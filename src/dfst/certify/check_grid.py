@@ -1,0 +1,103 @@
+"""The checker's own grid abstraction, for "grid" certificates (a separate code path from `gridreach.py`).
+
+It rebuilds the abstract initial configurations from the task's layouts, walks every abstract grid
+run over the certificate's lockstep graph with its own step, and accepts only if no run reads a
+symbol on an edge where the weights' action is not the expert's.
+"""
+
+from __future__ import annotations
+
+from dfst.automata import MOVE_DELTA, MOVES, STOP
+
+
+def check_grid(cert: dict, nodes, edges, wrong: set, agent) -> tuple[bool, str]:
+    """(True, 'ok') if no abstract grid run from the task's layouts reaches a `wrong` (node, symbol)."""
+    from dfst.tasks import get_task
+
+    task = get_task(cert["task"])
+    cap, max_len, mode = int(cert["stack_cap"]), int(cert["max_len"]), cert.get("grid_mode")
+    if cap < 1 or not 3 <= max_len <= 12 or mode not in ("coarse", "shape", "exact"):
+        return False, "stack cap, layout length or abstraction out of range"
+    nonblank = sum(1 << s for s in range(len(agent.alphabet)) if s != task.blank)
+    digit = task.alphabet[task.base - 1]
+    layouts = {(la, lb): task.layout(task.check(digit * la, digit * lb))
+               for la in range(1, max_len + 1) for lb in range(1, max_len + 1)}
+    shown = sum(1 << s for s in range(task.base))  # an operand cell may hold any digit
+    for layout in layouts.values():
+        for s in layout.cells.flatten().tolist():
+            shown |= 0 if s == task.blank else 1 << s
+    starts = {key: _start(layout, task.blank, shown) for key, layout in layouts.items()}
+    if {s for (la, lb), s in starts.items() if max(la, lb) <= max_len - 2} != set(starts.values()):
+        return False, "the layouts' abstraction is not stable in the operands' length"
+    _, wrt, mov = agent.tables()
+    seen, todo = set(starts.values()), list(starts.values())
+    while todo:
+        n, row, col, left, right = todo.pop()
+        q = nodes[n][0]
+        for x in range(mov.shape[1]):
+            if not (col[row] >> x) & 1 or mov[q, x] < 0:
+                continue
+            if (n, x) in wrong:
+                return False, f"an abstract grid run reaches node {n} reading {agent.alphabet[x]}"
+            m = edges.get((n, x), -1)
+            if mov[q, x] == STOP or m < 0:
+                continue
+            col2 = list(col)
+            col2[row] = 1 << int(wrt[q, x])
+            for nxt in _after(m, row, tuple(col2), left, right, MOVES[mov[q, x]], (cap, mode, nonblank)):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+    return True, "ok"
+
+
+def _start(layout, blank: int, shown: int):
+    """The abstract configuration of one layout: a non-blank cell may hold any symbol in `shown`."""
+    cells = layout.cells
+    cols = [tuple(1 << blank if s == blank else shown for s in cells[:, c].tolist())
+            for c in range(cells.shape[1])]
+    r, c = int(layout.head[0]), int(layout.head[1])
+    return 0, r, cols[c], _compress(list(reversed(cols[:c]))), _compress(cols[c + 1:])
+
+
+def _compress(cols):
+    out = []
+    for col in cols:
+        if out and out[-1][0] == col:
+            out[-1] = (col, True)
+        else:
+            out.append((col, False))
+    return tuple(out)
+
+
+def _after(m, row, col, left, right, move, how):
+    dr, dc = MOVE_DELTA[move]
+    if dc == 0:
+        if 0 <= row + dr < len(col):
+            yield m, row + dr, col, left, right
+        return
+    ahead, behind = (left, right) if dc < 0 else (right, left)
+    if not ahead:
+        return
+    top, plus = ahead[0]
+    behind = _pushed(behind, col, *how)
+    for rest in ((ahead[1:], ahead) if plus else (ahead[1:],)):
+        yield (m, row, top, rest, behind) if dc < 0 else (m, row, top, behind, rest)
+
+
+def _pushed(stack, col, cap, mode, nonblank):
+    """The column leaving the head on top of the stack behind it, as the certificate's mode keeps it."""
+    if mode == "coarse":
+        col = tuple(m | nonblank if m & nonblank else m for m in col)
+    top = stack[0][0] if stack else None
+    if top == col or top is not None and mode == "shape" and _shape(top, nonblank) == _shape(col, nonblank):
+        return ((tuple(a | b for a, b in zip(top, col, strict=True)), True),) + stack[1:]
+    stack = ((col, False),) + stack
+    if len(stack) <= cap:
+        return stack
+    merged = tuple(a | b for a, b in zip(stack[-2][0], stack[-1][0], strict=True))
+    return stack[:-2] + ((merged, True),)
+
+
+def _shape(col, nonblank):
+    return tuple((bool(m & nonblank), bool(m & ~nonblank)) for m in col)

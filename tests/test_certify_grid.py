@@ -1,0 +1,98 @@
+"""Grid certificates: departures from the expert that no grid run reaches are proved unreachable.
+
+The model is add2's expert with states that remember b's digit read in `next`: in the sum states it
+writes the wrong digit when the cell under the head is not that digit, which on a grid it always is
+(`next` reads the cell and writes it back; the head goes up and comes back down). The plain lockstep
+lets the expert read any symbol it has a rule for, so those departures look reachable there.
+"""
+
+from __future__ import annotations
+
+import json
+
+from dfst.automata import transducer_from_dict
+from dfst.certify import certify
+from dfst.certify.certificate import grid_certificate
+from dfst.certify.check import check_certificate
+from dfst.certify.gridreach import Reach, departures, initial_configs, prove_unreachable
+from dfst.certify.lockstep import explore
+from dfst.compile import compile_agent
+from dfst.rollout import DfstWeights
+from dfst.tasks import TASKS
+
+ADD2 = TASKS["add2"]
+
+
+def remembering_agent(reachable_slip: bool = False):
+    """add2's expert, its add and sum states split by the b digit `next` read (see the module doc);
+    with `reachable_slip`, sum0_0 reading 0 (a grid does that: 0 + 0) writes 1 as well."""
+    d = ADD2.agent.to_dict()
+    plain = [dict(r) for r in d["rules"]]
+    rules = [dict(r, next=f"{r['next']}_{r['read']}") if r["state"].startswith("next") else r for r in plain]
+    for b in "01_":
+        for r in plain:
+            if r["state"] in ("add0", "add1"):
+                rules.append(dict(r, state=f"{r['state']}_{b}",
+                                  next=f"{r['next']}_{b}" if r["next"].startswith("sum") else r["next"]))
+            if r["state"].startswith("sum"):
+                slip = r["read"] != b or (reachable_slip and (r["state"], b, r["read"]) == ("sum0", "0", "0"))
+                rules.append(dict(r, state=f"{r['state']}_{b}", write=("0" if r["write"] == "1" else "1")
+                                  if slip else r["write"]))
+    states = d["states"][:-1] + sorted({r["state"] for r in rules} - set(d["states"])) + ["halt"]
+    return transducer_from_dict(dict(d, rules=rules, states=states, name="add2-remembering"))
+
+
+def weights_of(agent):
+    return DfstWeights.of(*compile_agent(agent).numpy_weights())
+
+
+def test_the_remembering_agent_is_exact_on_grids_and_departs_on_symbol_paths():
+    from dfst.rollout import rollout
+
+    weights = weights_of(remembering_agent())
+    instances = [ADD2.check(a, b) for a, b in (("101", "11"), ("1", "111"), ("0", "0"), ("111", "1"))]
+    instances += list(ADD2.hard_instances(12))
+    assert all(r.exact for r in rollout(ADD2, instances, weights=weights, workers=1))
+    graph = explore(weights, ADD2.agent, rescale=False, stop=False)
+    assert graph.exact and len(departures(graph, ADD2.agent)) > 0
+
+
+def test_unreachable_departures_are_certified_for_every_length_and_the_checker_agrees():
+    weights = weights_of(remembering_agent())
+    result = certify(weights, ADD2)
+    assert result.verdict == "CERTIFIED" and result.max_digits is None
+    cert = json.loads(json.dumps(result.certificate))
+    assert cert["kind"] == "grid" and cert["departures"]
+    A, B, C, h0 = weights.A, weights.B, weights.C, weights.h0
+    assert check_certificate(cert, A, B, C, h0) == (True, "ok")
+    hidden = dict(cert, departures=cert["departures"][1:])  # a departure not declared
+    assert check_certificate(hidden, A, B, C, h0)[0] is False
+
+
+def test_a_reachable_departure_is_a_counterexample_and_a_forged_grid_certificate_is_rejected():
+    weights = weights_of(remembering_agent(reachable_slip=True))
+    assert isinstance(prove_unreachable(weights, ADD2.agent, ADD2, rescale=False), str)
+    result = certify(weights, ADD2)
+    assert result.verdict == "COUNTEREXAMPLE"
+    assert result.counterexample["instance"]["closed_loop_exact"] is False
+    graph = explore(weights, ADD2.agent, rescale=False, stop=False)
+    claim = Reach(1, None, (), 3, "coarse")
+    forged = json.loads(json.dumps(grid_certificate(graph, claim, weights, ADD2.agent, "plain", "add2")))
+    ok, why = check_certificate(forged, weights.A, weights.B, weights.C, weights.h0)
+    assert not ok and "abstract grid run reaches" in why
+
+
+def test_every_builtin_layout_abstraction_is_stable_in_the_length():
+    for task in TASKS.values():
+        configs, stable = initial_configs(task)
+        assert stable and configs
+
+
+def test_compiled_experts_have_no_departures_and_their_grid_runs_close():
+    from dfst.certify.gridreach import reach
+
+    for name in ("add2", "add10"):
+        task = TASKS[name]
+        graph = explore(weights_of(task.agent), task.agent, rescale=False, stop=False)
+        found = reach(graph, task.agent, initial_configs(task)[0], cap=2, mode="coarse")
+        assert found.departure is None and found.configs > 10
