@@ -96,3 +96,18 @@ def test_compiled_experts_have_no_departures_and_their_grid_runs_close():
         graph = explore(weights_of(task.agent), task.agent, rescale=False, stop=False)
         found = reach(graph, task.agent, initial_configs(task)[0], cap=2, mode="coarse")
         assert found.departure is None and found.configs > 10
+
+
+def test_the_checker_walks_the_same_abstraction_as_the_prover_in_every_mode():
+    from dfst.certify.gridreach import reach
+
+    weights = weights_of(remembering_agent())
+    graph = explore(weights, ADD2.agent, rescale=False, stop=False)
+    initial = initial_configs(ADD2)[0]
+    for cap, mode in ((1, "coarse"), (3, "coarse"), (4, "shape"), (2, "exact"), (4, "exact")):
+        found = reach(graph, ADD2.agent, initial, cap, mode)
+        assert found.departure is None
+        cert = json.loads(json.dumps(grid_certificate(graph, found, weights, ADD2.agent, "plain", "add2")))
+        model = (weights.A, weights.B, weights.C, weights.h0)
+        assert check_certificate(cert, *model) == (True, "ok"), (cap, mode)
+        assert check_certificate(dict(cert, configurations=found.configs + 1), *model)[0] is False

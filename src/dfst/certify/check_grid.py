@@ -16,6 +16,7 @@ def check_grid(cert: dict, nodes, edges, wrong: set, agent) -> tuple[bool, str]:
 
     task = get_task(cert["task"])
     cap, max_len, mode = int(cert["stack_cap"]), int(cert["max_len"]), cert.get("grid_mode")
+    near = int(cert.get("near", 0))
     if cap < 1 or not 3 <= max_len <= 12 or mode not in ("coarse", "shape", "exact"):
         return False, "stack cap, layout length or abstraction out of range"
     nonblank = sum(1 << s for s in range(len(agent.alphabet)) if s != task.blank)
@@ -31,6 +32,7 @@ def check_grid(cert: dict, nodes, edges, wrong: set, agent) -> tuple[bool, str]:
         return False, "the layouts' abstraction is not stable in the operands' length"
     _, wrt, mov = agent.tables()
     seen, todo = set(starts.values()), list(starts.values())
+    how = (cap, mode, nonblank, near)
     while todo:
         n, row, col, left, right = todo.pop()
         q = nodes[n][0]
@@ -44,10 +46,13 @@ def check_grid(cert: dict, nodes, edges, wrong: set, agent) -> tuple[bool, str]:
                 continue
             col2 = list(col)
             col2[row] = 1 << int(wrt[q, x])
-            for nxt in _after(m, row, tuple(col2), left, right, MOVES[mov[q, x]], (cap, mode, nonblank)):
+            for nxt in _after(m, row, tuple(col2), left, right, MOVES[mov[q, x]], how):
                 if nxt not in seen:
                     seen.add(nxt)
                     todo.append(nxt)
+    if len(seen) != cert.get("configurations"):  # two implementations of one abstraction must agree
+        return False, f"the grid abstraction has {len(seen)} configurations, the certificate says " \
+                      f"{cert.get('configurations')}"
     return True, "ok"
 
 
@@ -85,18 +90,21 @@ def _after(m, row, col, left, right, move, how):
         yield (m, row, top, rest, behind) if dc < 0 else (m, row, top, behind, rest)
 
 
-def _pushed(stack, col, cap, mode, nonblank):
+def _pushed(stack, col, cap, mode, nonblank, near):
     """The column leaving the head on top of the stack behind it, as the certificate's mode keeps it."""
     if mode == "coarse":
         col = tuple(m | nonblank if m & nonblank else m for m in col)
-    top = stack[0][0] if stack else None
-    if top == col or top is not None and mode == "shape" and _shape(top, nonblank) == _shape(col, nonblank):
-        return ((tuple(a | b for a, b in zip(top, col, strict=True)), True),) + stack[1:]
-    stack = ((col, False),) + stack
-    if len(stack) <= cap:
-        return stack
-    merged = tuple(a | b for a, b in zip(stack[-2][0], stack[-1][0], strict=True))
-    return stack[:-2] + ((merged, True),)
+    if stack and stack[0][0] == col:
+        return ((col, True),) + stack[1:]
+    stack = [(col, False), *stack]
+    if mode == "shape" and len(stack) > near + 1:
+        a, b = stack[near][0], stack[near + 1][0]
+        if _shape(a, nonblank) == _shape(b, nonblank):
+            stack[near:near + 2] = [(tuple(u | v for u, v in zip(a, b, strict=True)), True)]
+    if len(stack) > cap:
+        a, b = stack[-2][0], stack[-1][0]
+        stack[-2:] = [(tuple(u | v for u, v in zip(a, b, strict=True)), True)]
+    return tuple(stack)
 
 
 def _shape(col, nonblank):

@@ -173,7 +173,7 @@ class Stepper:
         if self.mode == "coarse":  # every digit a row may hold becomes any digit
             col = tuple(mask | self.nonblank if mask & self.nonblank else mask for mask in col)
         same = _same_shape(self.nonblank) if self.mode == "shape" else None
-        return push(stack, col, self.cap, same)
+        return push(stack, col, self.cap, same, NEAR)
 
 
 def pop(stack: tuple[Run, ...]):
@@ -194,23 +194,29 @@ def _same_shape(nonblank: int):
     return lambda a, b: shape(a) == shape(b)
 
 
-def push(stack: tuple[Run, ...], col: Column, cap: int, same=None) -> tuple[Run, ...]:
-    """`col` on top of `stack`, joined to an equal top run (with `same`: to a top run of the same
-    shape, the masks united); past `cap` runs the deepest two merge."""
+def push(stack: tuple[Run, ...], col: Column, cap: int, same=None, near: int = 0) -> tuple[Run, ...]:
+    """`col` on top of `stack`, joined to an equal top run. With `same`, the run `near` places down
+    joins the one below it when `same` says they have one shape (the masks united: exact next to
+    the head, blurred further away). Past `cap` runs the deepest two merge."""
     if stack and stack[0][0] == col:
         return ((col, True), *stack[1:])
-    if stack and same is not None and same(stack[0][0], col):
-        return ((tuple(u | v for u, v in zip(stack[0][0], col, strict=True)), True), *stack[1:])
     stack = ((col, False), *stack)
+    if same is not None and len(stack) > near + 1 and same(stack[near][0], stack[near + 1][0]):
+        stack = (*stack[:near], _union(stack[near], stack[near + 1]), *stack[near + 2:])
     if len(stack) > cap:
-        (a, _), (b, _) = stack[-2], stack[-1]
-        stack = (*stack[:-2], (tuple(u | v for u, v in zip(a, b, strict=True)), True))
+        stack = (*stack[:-2], _union(stack[-2], stack[-1]))
     return stack
 
 
+def _union(a: Run, b: Run) -> Run:
+    return tuple(u | v for u, v in zip(a[0], b[0], strict=True)), True
+
+
 MODES = ("coarse", "shape", "exact")
+NEAR = 2  # shape abstraction: runs kept exact next to the head
 # (stack cap, mode) tried in turn until one proves every departure unreachable: cheap ones first
-ABSTRACTIONS = tuple((cap, mode) for mode in MODES for cap in (2, 4, 6))
+ABSTRACTIONS = (*((cap, "coarse") for cap in (2, 4, 6)), *((cap, "shape") for cap in (4, 6, 8)),
+                *((cap, "exact") for cap in (2, 4, 6)))
 MAX_LEN = 8  # initial configurations: operands of 1..MAX_LEN digits
 
 
