@@ -43,9 +43,10 @@ def check_certificate(cert: dict, A, B, C, h0, agent=None) -> tuple[bool, str]:
             return False, f"node {n}: edges do not cover the expert's rules in {agent.states[q]}"
         for x in np.flatnonzero(mov[q] >= 0):
             h1, s, mv = step32(A, B, C, h, x)
-            if ((int(np.argmax(s)), int(np.argmax(mv))) != (wrt[q, x], mov[q, x])) != ((n, int(x)) in wrong):
+            departs = (n, int(x)) in wrong  # must be exactly the edges whose readout is not the expert's
+            if ((int(np.argmax(s)), int(np.argmax(mv))) != (wrt[q, x], mov[q, x])) != departs:
                 return False, f"node {n} reading {agent.alphabet[x]}: wrong readout"
-            if (n, int(x)) in wrong:
+            if departs:
                 continue
             m = edges[(n, int(x))]
             if mov[q, x] == STOP:

@@ -4,7 +4,8 @@ The lockstep exploration lets the expert read, in each state, any symbol it has 
 is stricter: a cell holds what was last written there, or the layout's symbol. A DFST may depart from
 the expert only on symbol paths no grid produces (an extracted mult2 automaton writes garbage where
 the accumulator holds a digit in the first round, but there it is always blank). This module proves
-such departures unreachable, for every instance of every length, or finds an abstract path to one.
+such departures unreachable, for every instance of every length, where its abstraction is fine enough
+(not yet for mult2's extractions: docs/certify.md), or finds an abstract path to one.
 
 The grid is a tape of columns (the layout's rows, margins included). An abstract configuration is
 
@@ -16,7 +17,9 @@ it; moving left pushes the head's column onto the right stack and pops one from 
 one-or-more leaves zero or one-or-more behind: both are explored). A stack longer than `cap` runs
 merges its two deepest runs (per-row unions, one-or-more): a finite, sound over-approximation. In
 the coarse abstraction a column leaving the head keeps, per row, only blank or digit (which digit
-is forgotten): far fewer configurations, enough where a model's extra states track where blanks are.
+is forgotten): far fewer configurations, enough where a model's extra states track where blanks are;
+in the shape abstraction the `NEAR` runs next to the head stay exact and deeper runs of the same
+blank/digit shape are united.
 Leaving the layout ends the run (the engine stops both the expert's and the model's run there).
 
 Initial configurations: every layout of operands of 1 to `max_len` digits, each non-blank cell
@@ -39,6 +42,12 @@ Run = tuple[Column, bool]  # (column, one-or-more); False: exactly one
 Config = tuple[int, int, Column, tuple[Run, ...], tuple[Run, ...]]
 UP, DOWN, LEFT, RIGHT = (MOVE_INDEX[m] for m in "UDLR")
 MAX_CONFIGS = 1_000_000  # ~0.5 GiB of configurations, ~30 s
+MAX_LEN = 8  # initial configurations: operands of 1..MAX_LEN digits
+MODES = ("coarse", "shape", "exact")
+NEAR = 2  # shape abstraction: runs kept exact next to the head
+# (stack cap, mode) tried in turn until one proves every departure unreachable: cheap ones first
+ABSTRACTIONS = (*((cap, "coarse") for cap in (2, 4, 6)), *((cap, "shape") for cap in (4, 6, 8)),
+                *((cap, "exact") for cap in (2, 4, 6)))
 
 
 @dataclass(frozen=True)
@@ -57,7 +66,7 @@ class TooManyConfigs(Exception):
     """The abstract exploration passed its budget."""
 
 
-def initial_configs(task, max_len: int = 8) -> tuple[frozenset[Config], bool]:
+def initial_configs(task, max_len: int = MAX_LEN) -> tuple[frozenset[Config], bool]:
     """The abstract initial configurations of every layout of 1..max_len-digit operands, and whether
     the longest two lengths added none (the abstraction has stabilised)."""
     layouts = [(la, lb, task.layout(task.check(_digits(task, la), _digits(task, lb))))
@@ -142,6 +151,7 @@ class Stepper:
         if mode not in MODES:
             raise ValueError(f"unknown grid abstraction {mode!r}")
         self.graph, self.cap, self.nonblank, self.mode = graph, cap, nonblank, mode
+        self.same = _same_shape(nonblank) if mode == "shape" else None  # built once: _push is hot
         _, self.wrt, self.mov = agent.tables()
 
     def successors(self, config: Config):
@@ -172,8 +182,7 @@ class Stepper:
     def _push(self, stack, col: Column):
         if self.mode == "coarse":  # every digit a row may hold becomes any digit
             col = tuple(mask | self.nonblank if mask & self.nonblank else mask for mask in col)
-        same = _same_shape(self.nonblank) if self.mode == "shape" else None
-        return push(stack, col, self.cap, same, NEAR)
+        return push(stack, col, self.cap, self.same, NEAR)
 
 
 def pop(stack: tuple[Run, ...]):
@@ -210,14 +219,6 @@ def push(stack: tuple[Run, ...], col: Column, cap: int, same=None, near: int = 0
 
 def _union(a: Run, b: Run) -> Run:
     return tuple(u | v for u, v in zip(a[0], b[0], strict=True)), True
-
-
-MODES = ("coarse", "shape", "exact")
-NEAR = 2  # shape abstraction: runs kept exact next to the head
-# (stack cap, mode) tried in turn until one proves every departure unreachable: cheap ones first
-ABSTRACTIONS = (*((cap, "coarse") for cap in (2, 4, 6)), *((cap, "shape") for cap in (4, 6, 8)),
-                *((cap, "exact") for cap in (2, 4, 6)))
-MAX_LEN = 8  # initial configurations: operands of 1..MAX_LEN digits
 
 
 def prove_unreachable(weights, agent: Transducer, task, rescale: bool,
