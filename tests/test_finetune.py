@@ -171,3 +171,30 @@ def test_a_grown_model_computes_what_the_model_did_and_only_new_dimensions_get_t
     nudged = spread(centres, d, seed=0)
     assert torch.equal(nudged[:, :d], centres[:, :d]) and nudged[:, d:].abs().max() < 0.1
     assert nudged[:, d:].abs().min() > 0 and torch.equal(spread(centres, d, seed=0), nudged)
+
+
+def test_the_frozen_phase_holds_the_centres_orthonormal_and_fits_the_weights_to_them(tiny_run, tmp_path):
+    """`frozen_iters` starts the centres at the closest orthonormal set and keeps them there while
+    A, B, C and h0 fit them (mult10's recipe: its 34 blocks stalled the joint phase)."""
+    import torch
+
+    from dfst.tasks import get_task
+    from dfst.train import anchors
+    from dfst.train.batches import Sequences
+    from dfst.train.finetune import read_run
+
+    _, model, data = read_run(tiny_run)
+    seqs, blocks = Sequences.of(data), anchors.block_labels(model, data, get_task("add2").agent)
+    start = anchors.initial_centres(model, seqs, blocks)
+    anchored = anchors.Anchored(model, start, seqs, blocks, weight=10.0, damping=1.0)
+    before, _ = anchored.at_centres()
+    phase = anchors.frozen_phase(anchored, 200)
+    c = anchored.centres().detach().double()
+    torch.testing.assert_close(c @ c.T, torch.eye(len(c), dtype=c.dtype), rtol=0, atol=1e-6)
+    u, _, vh = torch.linalg.svd(start.double(), full_matrices=False)
+    torch.testing.assert_close(c, (u @ vh).to(c.dtype), rtol=0, atol=1e-6)  # not moved by L-BFGS
+    assert anchored.u.requires_grad and phase["iterations"] > 0
+    assert phase["consistency"] < 1e-10 < before.item() and phase["margin"] == 0.0
+    assert anchors.frozen_phase(anchored, 0) == {"iterations": 0}
+    summary = finetune(tiny_run, tmp_path / "f", FinetuneConfig(frozen_iters=100, centre_iters=100))
+    assert summary["phases"]["frozen"]["iterations"] > 0 and summary["after"]["train_exact"]

@@ -23,10 +23,11 @@ PINNED = json.loads((Path(__file__).parent / "data" / "train_config_dicts.json")
 
 def pinned_configs() -> dict[str, TrainConfig]:
     """The configs whose flat dicts are pinned. A recipe is taken as it was at the pin: without the
-    fine-tuning phase (a field added after the pin), and mult2 with MULT's 8,000 iterations."""
+    fine-tuning phase (fields added after the pin), and mult2 and mult10 with MULT's 8,000 iterations."""
     cases = {"TrainConfig()": TrainConfig(), "recipes.DEFAULT": DEFAULT, "recipes.MULT": MULT}
     for name, cfg in RECIPES.items():
-        cfg = replace(cfg, finetune=False, iters=MULT.iters if name == "mult2" else cfg.iters)
+        cfg = replace(cfg, finetune=False, finetune_frozen=0,
+                      iters=MULT.iters if name in ("mult2", "mult10") else cfg.iters)
         cases[f"RECIPES[{name!r}]"] = cfg
         cases[f"replace(RECIPES[{name!r}], **PUBLISHED)"] = replace(cfg, **PUBLISHED)
     cases["recipe('mult2', 3, noise_final=0.0, d=25, eval_digits=(10, 1000), target_digits=1000)"] = replace(
@@ -97,11 +98,15 @@ def test_the_reproducing_command_names_every_field_as_before():
         ignored = {"--forward"} if cfg.normalize_h else set()
         bucket = {} if cfg.bucket else {"--no-bucket": True}
         # fields added since (fine-tuning) are named too, so the command never falls back on a recipe
+        recipe = not name.startswith("replace")
         later = {"--finetune" if cfg.finetune else "--no-finetune": True, "--finetune-adam": "0",
                  "--finetune-plain": "0", "--finetune-lbfgs": "0", "--finetune-damping": "1.0",
-                 "--finetune-centres": "3000", "--finetune-margin": "0.5"}
-        # the one recipe value changed since: mult2's iterations (8,000 -> 4,000 with fine-tuning)
-        later |= {"--iters": "4000"} if "'mult2'" in name and not name.startswith("replace") else {}
+                 "--finetune-centres": "3000", "--finetune-margin": "0.5",
+                 "--finetune-frozen": "1000" if "'mult10'" in name and recipe else "0"}
+        # the recipe values changed since: the iterations of mult2 and mult10 (8,000 -> 4,000 with
+        # fine-tuning)
+        mults = ("'mult2'" in name or "'mult10'" in name) and recipe
+        later |= {"--iters": "4000"} if mults else {}
         old, new = options(commands["out"]), options(command_line(cfg, "runs/x"))
         assert new == {k: v for k, v in old.items() if k not in ignored} | bucket | later, name
         old, new = options(commands["data"]), options(command_line(cfg, "runs/x", "d.pto.zip"))
@@ -138,8 +143,8 @@ def test_configure_starts_from_the_tasks_recipe(monkeypatch):
              "noise": 0.01, "restarts": 4, "finetune": True}
     assert recipe_fields("mult2") == mult2 and recipe_fields("add2") == {"finetune": True}
     assert recipe_fields("add10") == {"samples": 225, "restarts": 8, "finetune": True}
-    assert recipe_fields("mult10") == {k: v for k, v in mult2.items() if k != "max_digits"} | {"samples": 400,
-                                                                                              "iters": 8000}
+    assert recipe_fields("mult10") == {k: v for k, v in mult2.items() if k != "max_digits"} | {
+        "samples": 400, "finetune_frozen": 1000}
     cfg, set_by = configure("mult2", {"samples": 10, "iters": 3, "noise": 0.5}, {"samples"})
     assert cfg == replace(RECIPES["mult2"], samples=10, eval_every=1000)  # the options not given are ignored
     assert set_by == {"recipe": {"mult2": mult2}, "flags": {"samples": 10}}

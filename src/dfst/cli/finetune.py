@@ -13,7 +13,8 @@ from dfst.cli.app import JsonOption, app, console, print_json
 from dfst.train.finetune import FinetuneConfig
 
 _D = FinetuneConfig()  # the defaults of the options are the library's
-PHASES = {"adam": "Adam", "lbfgs": "L-BFGS", "centres": "L-BFGS at the centres"}
+PHASES = {"adam": "Adam", "lbfgs": "L-BFGS", "frozen": "L-BFGS, centres frozen",
+          "centres": "L-BFGS at the centres"}
 
 
 @app.command("finetune")
@@ -24,6 +25,8 @@ def finetune_command(
                                      "on the objective at the centres."),
     margin: float = typer.Option(_D.margin, "--margin", help="Lead of the right readout score at each "
                                  "centre."),
+    frozen_iters: int = typer.Option(_D.frozen_iters, "--frozen-iters", help="L-BFGS iterations with the "
+                                     "centres frozen orthonormal, before the centres phase (0: off)."),
     adam_iters: int = typer.Option(_D.adam_iters, "--adam-iters", help="Adam iterations on the "
                                    "teacher-forced states, noise annealed to 0 (before the centres)."),
     plain_iters: int = typer.Option(_D.plain_iters, "--plain-iters", help="Adam iterations without noise."),
@@ -47,7 +50,8 @@ def finetune_command(
 
     cfg = FinetuneConfig(adam_iters=adam_iters, plain_iters=plain_iters, lbfgs_iters=lbfgs_iters, lr=lr,
                          noise=noise, weight=weight, damping=damping, seed=seed, threads=threads,
-                         centre_iters=centre_iters, margin=margin)
+                         centre_iters=centre_iters, margin=margin,
+                         frozen_iters=frozen_iters)
     check_out_dir(out, force=force)  # before torch loads: a refusal answers at once
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True, disable=as_json) as progress:

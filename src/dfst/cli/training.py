@@ -159,6 +159,7 @@ def _eval_text(report: dict | None) -> str:
 
 
 FINETUNE_PHASES = {"adam": "fine-tuning (Adam)", "lbfgs": "fine-tuning (L-BFGS)",
+                   "frozen": "fine-tuning (L-BFGS, centres frozen)",
                    "centres": "fine-tuning (L-BFGS at the centres)"}
 
 

@@ -18,7 +18,8 @@ need r well below 1/(2.5N). Fine-tuning makes r small on purpose:
              span), so that a deviation there dies instead of being carried along.
   phases     (optional, off by default) Adam (cosine lr) with the noise annealed to 0, then Adam
              without noise, then L-BFGS in float64 on that noise-free objective; then the centres
-             phase: L-BFGS in float64 on the objective at the centres alone (`Anchored.at_centres`:
+             phase (first, optionally, with the centres frozen orthonormal: `frozen_phase`):
+             L-BFGS in float64 on the objective at the centres alone (`Anchored.at_centres`:
              consistency, h0's pull, damping, orthonormal centres and a margin hinge on the
              readouts at each centre), which needs no teacher-forced pass and whose optimum is 0,
              so the residual goes to float32's floor in seconds (docs/finetune.md). With more
@@ -202,13 +203,13 @@ def adam_phase(anchored: Anchored, *, noisy: int, plain: int, lr: float, noise: 
 
 
 def lbfgs_phase(anchored: Anchored, iters: int, progress: Progress = None, chunk: int = 100, *,
-                at_centres: bool = False) -> dict:
+                at_centres: bool = False, name: str | None = None) -> dict:
     """L-BFGS (strong Wolfe) in float64 on the noise-free objective (`at_centres`: on
     `Anchored.at_centres`); the weights return to float32 (a cast, nothing else). Stops early once a
     step changes nothing representable."""
     if iters == 0:
         return {"iterations": 0}
-    phase = "centres" if at_centres else "lbfgs"
+    phase = name or ("centres" if at_centres else "lbfgs")
     objective = anchored.at_centres if at_centres else lambda: anchored.objective(None)
     anchored.double()
     optimizer = torch.optim.LBFGS(anchored.parameters(), lr=1, max_iter=chunk, history_size=100,
@@ -237,6 +238,25 @@ def lbfgs_phase(anchored: Anchored, iters: int, progress: Progress = None, chunk
         _, parts = objective()
     anchored.float()
     return {"iterations": done, **parts}
+
+
+def frozen_phase(anchored: Anchored, iters: int, progress: Progress = None) -> dict:
+    """`iters` L-BFGS iterations on the objective at the centres with the centres frozen at the
+    orthonormal set closest to them (Löwdin: U Vᵀ of their SVD): A, B, C and h0 alone move, and
+    for fixed centres the objective is least squares plus a hinge, whose optimum 0 L-BFGS reaches.
+    With the centres free from the start, mult10's 34 blocks in d = 35 stalled at a consistency of
+    0.03 (docs/finetune.md). Skipped (iterations 0) when there are more blocks than dimensions."""
+    count, d = anchored.u.shape
+    if iters == 0 or count > d:
+        return {"iterations": 0}
+    with torch.no_grad():
+        U, _, Vh = torch.linalg.svd(anchored.u.double(), full_matrices=False)
+        anchored.u.copy_((U @ Vh).to(anchored.u.dtype))
+    anchored.u.requires_grad_(False)  # L-BFGS sees a zero gradient for it: it stays put
+    try:
+        return lbfgs_phase(anchored, iters, progress, at_centres=True, name="frozen")
+    finally:
+        anchored.u.requires_grad_(True)
 
 
 def measures(model: DFST, anchored: Anchored) -> dict:

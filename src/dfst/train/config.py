@@ -168,6 +168,8 @@ class TuningConfig:
                                     "the centres.", low=0)
     finetune_margin: float = setting(0.5, "Fine-tuning: lead of the right readout score at each centre.",
                                      positive=True)
+    finetune_frozen: int = setting(0, "Fine-tuning: L-BFGS iterations with the centres frozen "
+                                   "orthonormal, before the centres phase (0: off).", low=0)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -185,7 +187,7 @@ FLAT_ORDER = ("task", "samples", "max_digits", "seed", "sampler", "d", "iters", 
               "forward", "eval_every", "eval_digits", "eval_random", "target_digits", "checkpoint_every",
               "log_every", "threads", "restarts",
               "finetune", "finetune_adam", "finetune_plain", "finetune_lbfgs", "finetune_damping",
-              "finetune_centres", "finetune_margin")
+              "finetune_centres", "finetune_margin", "finetune_frozen")
 # Fields added after version 1: left out of `to_dict` while at their default, so that the config.json of
 # an old run, and every key reproduce hashes, stay byte for byte what they were.
 LATER_FIELDS = FLAT_ORDER[FLAT_ORDER.index("finetune"):]
@@ -355,7 +357,11 @@ RECIPES: dict[str, TrainConfig] = {
     "mult2": replace(MULT, task="mult2", samples=750, max_digits=5, iters=4000, finetune=True),
     # samples of at most 3 digits: mult10's PTOs reach 1,038 steps at 5 digits (522 at 3), and 3 digits
     # already show every rule and pair of rules (docs/training.md section 10)
-    "mult10": replace(MULT, task="mult10", samples=400, max_digits=3, finetune=True),
+    # 4,000 iterations as mult2; its 34 blocks in d = 35 need the centres started orthonormal and held
+    # there while A, B, C and h0 fit them (a least-squares problem), or the joint phase stalls
+    # (docs/finetune.md)
+    "mult10": replace(MULT, task="mult10", samples=400, max_digits=3, iters=4000, finetune=True,
+                      finetune_frozen=1000),
 }
 
 # What `dfst train` takes from a recipe: what is trained, not how the run is watched (the evaluation

@@ -38,8 +38,10 @@ class FinetuneConfig:
     better, in seconds): `adam_iters` Adam iterations with the noise annealed from `noise` to 0, then
     `plain_iters` without noise (one cosine lr from `lr` over both), then `lbfgs_iters` of L-BFGS in
     float64; `weight` multiplies its consistency and pull penalties, `seed` draws its noise. Then
-    `centre_iters` of L-BFGS in float64 on the objective at the centres, whose readouts must lead by
-    `margin`. `damping` weighs the penalty on the directions the automaton never uses (0: off)."""
+    `frozen_iters` of L-BFGS on the objective at the centres with the centres held at the
+    orthonormal set closest to their start (A, B, C and h0 alone move: least squares plus a hinge),
+    and `centre_iters` with the centres free; the readouts must lead by `margin`. `damping` weighs
+    the penalty on the directions the automaton never uses (0: off)."""
 
     adam_iters: int = 0
     plain_iters: int = 0
@@ -52,6 +54,7 @@ class FinetuneConfig:
     threads: int = 1
     centre_iters: int = 3000
     margin: float = 0.5
+    frozen_iters: int = 0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -118,11 +121,12 @@ def tune(model, data, task, cfg: FinetuneConfig, progress=None) -> tuple:
         adam = anchors.adam_phase(anchored, noisy=cfg.adam_iters, plain=cfg.plain_iters, lr=cfg.lr,
                                   noise=cfg.noise, seed=cfg.seed, progress=progress)
         lbfgs = anchors.lbfgs_phase(anchored, cfg.lbfgs_iters, progress=progress)
+        frozen = anchors.frozen_phase(anchored, cfg.frozen_iters, progress=progress)
         centres = anchors.lbfgs_phase(anchored, cfg.centre_iters, progress=progress, at_centres=True)
         after = anchors.measures(model, anchored)
     if not all(bool(torch.isfinite(p).all()) for p in model.parameters()):
         raise DfstError("fine-tuning diverged (non-finite weights); try a smaller lr")
-    phases = {"adam": adam, "lbfgs": lbfgs, "centres": centres}
+    phases = {"adam": adam, "lbfgs": lbfgs, "frozen": frozen, "centres": centres}
     return model, {"blocks": blocks.count, "transitions": len(blocks.transitions), "d": [d, model.config.d],
                    "before": before, "after": after, "phases": phases}
 

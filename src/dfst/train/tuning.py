@@ -33,7 +33,8 @@ def finetune_config(cfg: TrainConfig):
 
     return FinetuneConfig(adam_iters=cfg.finetune_adam, plain_iters=cfg.finetune_plain,
                           lbfgs_iters=cfg.finetune_lbfgs, damping=cfg.finetune_damping, threads=cfg.threads,
-                          centre_iters=cfg.finetune_centres, margin=cfg.finetune_margin)
+                          centre_iters=cfg.finetune_centres, margin=cfg.finetune_margin,
+                          frozen_iters=cfg.finetune_frozen)
 
 
 def finetune_phase(out: Path, cfg: TrainConfig, summary: dict, data: PtoDataset, progress=None) -> dict:
