@@ -20,7 +20,7 @@ from dfst.compile import compile_agent
 from dfst.rollout import DfstWeights
 from dfst.tasks import TASKS
 
-ADD2 = TASKS["add2"]
+ADD2, MULT2 = TASKS["add2"], TASKS["mult2"]
 
 
 def remembering_agent(reachable_slip: bool = False):
@@ -40,6 +40,33 @@ def remembering_agent(reachable_slip: bool = False):
                                   if slip else r["write"]))
     states = d["states"][:-1] + sorted({r["state"] for r in rules} - set(d["states"])) + ["halt"]
     return transducer_from_dict(dict(d, rules=rules, states=states, name="add2-remembering"))
+
+
+def units_remembering_agent(reachable_slip: bool = False):
+    """mult2's expert whose `right` remembers the last digit it walks over (a's units digit, in the
+    column of b's current digit) and whose `fill0` after that round expects the accumulator there to
+    hold the same digit, writing the wrong one otherwise: on a grid it always holds it (the column
+    was blank and a's units digit is added with carry 0), as mult2's extractions found. The rows of
+    one column are correlated, which one symbol set per row cannot say. With `reachable_slip`,
+    fill0 remembering 1 and reading 1 (a grid does that: a = 1, b = 1) writes 0."""
+    d = MULT2.agent.to_dict()
+    plain = [dict(r) for r in d["rules"]]
+    rules_of = {s: [r for r in plain if r["state"] == s] for s in ("right", "up", "read_b", "down", "fill0")}
+    rules = [r for r in plain if r["state"] != "right"]
+    rules += [dict(r, next=f"right_{r['read']}") if r["read"] != "_" else r for r in rules_of["right"]]
+    for u in "01":
+        rules += [dict(r, state=f"right_{u}", next=f"right_{r['read']}" if r["read"] != "_" else f"up_{u}")
+                  for r in rules_of["right"]]
+        rules += [dict(r, state=f"up_{u}", next=f"read_b_{u}") for r in rules_of["up"]]
+        rules += [dict(r, state=f"read_b_{u}", next=f"down_{u}" if r["next"] == "down" else r["next"])
+                  for r in rules_of["read_b"]]
+        rules += [dict(r, state=f"down_{u}", next=f"fill0_{u}") for r in rules_of["down"]]
+        for r in rules_of["fill0"]:
+            slip = r["read"] not in ("_", u) or (reachable_slip and r["read"] == u == "1")
+            rules.append(dict(r, state=f"fill0_{u}", write=("0" if r["write"] == "1" else "1") if slip
+                              else r["write"]))
+    states = d["states"][:-1] + sorted({r["state"] for r in rules} - set(d["states"])) + ["halt"]
+    return transducer_from_dict(dict(d, rules=rules, states=states, name="mult2-units"))
 
 
 def weights_of(agent):
@@ -99,15 +126,66 @@ def test_compiled_experts_have_no_departures_and_their_grid_runs_close():
 
 
 def test_the_checker_walks_the_same_abstraction_as_the_prover_in_every_mode():
-    from dfst.certify.gridreach import reach
+    from dfst.certify.gridreach import _attempt
 
     weights = weights_of(remembering_agent())
     graph = explore(weights, ADD2.agent, rescale=False, stop=False)
     initial = initial_configs(ADD2)[0]
-    for cap, mode in ((1, "coarse"), (3, "coarse"), (4, "shape"), (2, "exact"), (4, "exact")):
-        found = reach(graph, ADD2.agent, initial, cap, mode)
+    for cap, mode in ((1, "coarse"), (3, "coarse"), (4, "shape"), (2, "exact"), (4, "exact"), (8, "joined"),
+                      (3, "joined")):
+        found = _attempt(graph, ADD2.agent, initial, cap, mode)
         assert found.departure is None
         cert = json.loads(json.dumps(grid_certificate(graph, found, weights, ADD2.agent, "plain", "add2")))
         model = (weights.A, weights.B, weights.C, weights.h0)
         assert check_certificate(cert, *model) == (True, "ok"), (cap, mode)
         assert check_certificate(dict(cert, configurations=found.configs + 1), *model)[0] is False
+
+
+def test_a_correlation_between_the_rows_of_a_column_is_proved_by_the_joined_abstraction():
+    """mult2's case: every per-row abstraction reaches a departure; sets of whole columns do not."""
+    from dfst.certify.gridjoin import reach_joined
+    from dfst.certify.gridreach import reach
+    from dfst.rollout import rollout
+
+    weights = weights_of(units_remembering_agent())
+    instances = [MULT2.check(a, b) for a, b in (("1", "1"), ("1011", "1101"), ("111", "10"), ("0", "11"))]
+    assert all(r.exact for r in rollout(MULT2, instances + list(MULT2.hard_instances(6)), weights=weights,
+                                        workers=1))
+    graph = explore(weights, MULT2.agent, rescale=False, stop=False)
+    initial = initial_configs(MULT2)[0]
+    assert graph.exact and departures(graph, MULT2.agent)
+    for cap, mode in ((2, "coarse"), (2, "exact")):  # measured: every mode and cap of gridreach too
+        assert reach(graph, MULT2.agent, initial, cap, mode).departure is not None
+    assert reach_joined(graph, MULT2.agent, initial, cap=4).departure is not None  # too small a cap
+    result = certify(weights, MULT2)
+    assert result.verdict == "CERTIFIED" and result.max_digits is None
+    cert = json.loads(json.dumps(result.certificate))
+    assert (cert["kind"], cert["grid_mode"], cert["stack_cap"], cert["near"]) == ("grid", "joined", 8, 1)
+    model = (weights.A, weights.B, weights.C, weights.h0)
+    assert check_certificate(cert, *model) == (True, "ok")
+    assert check_certificate(dict(cert, departures=cert["departures"][1:]), *model)[0] is False
+    assert check_certificate(dict(cert, configurations=cert["configurations"] - 1), *model)[0] is False
+
+
+def test_the_joined_abstraction_still_reaches_a_departure_a_grid_reaches():
+    from dfst.certify.gridjoin import reach_joined
+
+    weights = weights_of(units_remembering_agent(reachable_slip=True))
+    graph = explore(weights, MULT2.agent, rescale=False, stop=False)
+    found = reach_joined(graph, MULT2.agent, initial_configs(MULT2)[0])
+    assert found.departure is not None and found.mode == "joined"
+    claim = Reach(10**5, None, (), 8, "joined", 1)
+    forged = json.loads(json.dumps(grid_certificate(graph, claim, weights, MULT2.agent, "plain", "mult2")))
+    ok, why = check_certificate(forged, weights.A, weights.B, weights.C, weights.h0)
+    assert not ok and "joined abstract grid run reaches" in why
+    result = certify(weights, MULT2)
+    assert result.verdict == "COUNTEREXAMPLE"
+    assert result.counterexample["instance"]["closed_loop_exact"] is False
+
+
+def test_the_compiled_mult2_expert_closes_under_the_joined_abstraction():
+    from dfst.certify.gridjoin import reach_joined
+
+    graph = explore(weights_of(MULT2.agent), MULT2.agent, rescale=False, stop=False)
+    found = reach_joined(graph, MULT2.agent, initial_configs(MULT2)[0])
+    assert found.departure is None and found.configs > 1000

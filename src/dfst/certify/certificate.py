@@ -14,7 +14,7 @@ from dfst.certify.automaton import graph_automaton
 from dfst.certify.bounded import BoundedProof
 from dfst.certify.bounds import UNDERFLOW, slack
 from dfst.certify.frame import U32
-from dfst.certify.gridreach import MAX_LEN, NEAR, Reach, departures
+from dfst.certify.gridreach import MAX_LEN, Reach, departures
 from dfst.certify.lockstep import Graph
 from dfst.certify.regions import RegionProof
 from dfst.rollout import DfstWeights
@@ -83,7 +83,7 @@ def grid_certificate(graph: Graph, reach: Reach, weights: DfstWeights, agent: Tr
     cert = _common(graph, weights, agent, mode, "grid")
     away = sorted(departures(graph, agent))
     cert |= {"task": task, "departures": [[n, agent.alphabet[x]] for n, x in away],
-             "stack_cap": reach.cap, "grid_mode": reach.mode, "near": NEAR, "max_len": MAX_LEN,
+             "stack_cap": reach.cap, "grid_mode": reach.mode, "near": reach.near, "max_len": MAX_LEN,
              "configurations": reach.configs}
     cert["assumptions"] = exact_certificate(graph, weights, agent, mode)["assumptions"] + [
         f"every layout of {task} abstracts to one of those of operands of 1 to {MAX_LEN} digits, each "

@@ -20,7 +20,7 @@ def check_grid(cert: dict, nodes, edges, wrong: set, agent) -> tuple[bool, str]:
     cap, max_len, mode = int(cert["stack_cap"]), int(cert["max_len"]), cert.get("grid_mode")
     near = int(cert.get("near", 0))
     claimed = cert.get("configurations")
-    if cap < 1 or not 3 <= max_len <= 12 or mode not in ("coarse", "shape", "exact") \
+    if cap < 1 or not 3 <= max_len <= 12 or mode not in ("coarse", "shape", "exact", "joined") \
             or not isinstance(claimed, int) or not 0 < claimed <= MAX_CONFIGS:
         return False, "stack cap, layout length, abstraction or configuration count out of range"
     nonblank = sum(1 << s for s in range(len(agent.alphabet)) if s != task.blank)
@@ -34,6 +34,9 @@ def check_grid(cert: dict, nodes, edges, wrong: set, agent) -> tuple[bool, str]:
     starts = {key: _start(layout, task.blank, shown) for key, layout in layouts.items()}
     if {s for (la, lb), s in starts.items() if max(la, lb) <= max_len - 2} != set(starts.values()):
         return False, "the layouts' abstraction is not stable in the operands' length"
+    if mode == "joined":
+        return _check_joined(set(starts.values()), nodes, edges, wrong, agent, task.blank, (cap, near),
+                             claimed)
     _, wrt, mov = agent.tables()
     seen, todo = set(starts.values()), list(starts.values())
     how = (cap, mode, nonblank, near)
@@ -114,3 +117,82 @@ def _pushed(stack, col, cap, mode, nonblank, near):
 
 def _shape(col, nonblank):
     return tuple((bool(m & nonblank), bool(m & ~nonblank)) for m in col)
+
+
+# ---------------------------------------------------------------- the joined abstraction (gridjoin.py)
+
+
+def _check_joined(starts, nodes, edges, wrong, agent, blank, how, claimed) -> tuple[bool, str]:
+    """The joined fixpoint over sets of whole columns, walked with this module's own step: no
+    `wrong` edge read, and as many skeletons as the certificate claims. The skeletons are visited
+    first in, first out and the symbols in order, as the prover does: an absorbed run depends on
+    the order joins happen in, so the count is the same only in the same order."""
+    from collections import deque
+
+    _, wrt, mov = agent.tables()
+    table, todo = {}, deque()
+
+    def shape(cols):
+        return frozenset(tuple(v != blank for v in c) for c in cols)
+
+    def merge(config):
+        n, row, head, left, right = config
+        key = (n, row, shape(head), tuple(shape(c) for c, _ in left), tuple(shape(c) for c, _ in right))
+        if key in table:
+            o = table[key]
+            sides = (tuple((c | d, p or q) for (c, p), (d, q) in zip(a, b, strict=True))
+                     for a, b in ((o[3], left), (o[4], right)))
+            config = (n, row, o[2] | head, *sides)
+            if config == o:
+                return
+        table[key] = config
+        todo.append(key)
+
+    for n, row, col, left, right in sorted(starts):
+        merge((n, row, _sets(col), tuple((_sets(c), p) for c, p in left),
+               tuple((_sets(c), p) for c, p in right)))
+    while todo and len(table) <= claimed:
+        n, row, head, left, right = table[todo.popleft()]
+        q = nodes[n][0]
+        for x in sorted({c[row] for c in head}):
+            if mov[q, x] < 0:
+                continue
+            if (n, x) in wrong:
+                return False, f"a joined abstract grid run reaches node {n} reading {agent.alphabet[x]}"
+            m = edges.get((n, x), -1)
+            if mov[q, x] == STOP or m < 0:
+                continue
+            col = frozenset(c[:row] + (int(wrt[q, x]),) + c[row + 1:] for c in head if c[row] == x)
+            dr, dc = MOVE_DELTA[MOVES[mov[q, x]]]
+            if dc == 0:
+                if 0 <= row + dr < len(next(iter(col))):
+                    merge((m, row + dr, col, left, right))
+                continue
+            ahead, behind = (left, right) if dc < 0 else (right, left)
+            if not ahead:
+                continue
+            behind = _joined_push(behind, col, shape, *how)
+            for rest in ((ahead[1:], ahead) if ahead[0][1] else (ahead[1:],)):
+                merge((m, row, ahead[0][0], rest, behind) if dc < 0 else (m, row, ahead[0][0], behind, rest))
+    if len(table) != claimed:
+        return False, f"the joined abstraction has {len(table)}+ skeletons, the certificate says {claimed}"
+    return True, "ok"
+
+
+def _sets(masks) -> frozenset:
+    """A column of symbol masks as the set of columns it allows."""
+    cols = [()]
+    for mask in masks:
+        cols = [c + (s,) for c in cols for s in range(mask.bit_length()) if mask >> s & 1]
+    return frozenset(cols)
+
+
+def _joined_push(stack, col, shape, cap, near):
+    if stack and stack[0][0] == col:
+        return ((col, True),) + stack[1:]
+    runs = [(col, False), *stack]
+    if len(runs) > near + 2 and shape(runs[near][0]) == shape(runs[near + 1][0]) == shape(runs[near + 2][0]):
+        runs[near:near + 2] = [(runs[near][0] | runs[near + 1][0], True)]
+    if len(runs) > cap:
+        runs[-2:] = [(runs[-2][0] | runs[-1][0], True)]
+    return tuple(runs)
