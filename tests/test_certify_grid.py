@@ -189,3 +189,16 @@ def test_the_compiled_mult2_expert_closes_under_the_joined_abstraction():
     graph = explore(weights_of(MULT2.agent), MULT2.agent, rescale=False, stop=False)
     found = reach_joined(graph, MULT2.agent, initial_configs(MULT2)[0])
     assert found.departure is None and found.configs > 1000
+
+
+def test_the_joined_abstraction_stops_at_its_budgets():
+    import pytest
+
+    from dfst.certify.gridjoin import TooManySkeletons, reach_joined
+
+    graph = explore(weights_of(MULT2.agent), MULT2.agent, rescale=False, stop=False)
+    initial = initial_configs(MULT2)[0]
+    with pytest.raises(TooManySkeletons, match="joined configurations"):
+        reach_joined(graph, MULT2.agent, initial, max_skeletons=100)
+    with pytest.raises(TooManySkeletons, match="columns"):
+        reach_joined(graph, MULT2.agent, initial, max_columns=1000)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dfst.automata import MOVE_DELTA, MOVES, STOP
 
 MAX_CONFIGS = 1_000_000  # the largest abstraction a certificate may claim (the prover's budget)
+MAX_COLUMNS = 5_000_000  # the most columns the joined abstraction may hold (gridjoin.py's budget)
 
 
 def check_grid(cert: dict, nodes, edges, wrong: set, agent) -> tuple[bool, str]:
@@ -130,7 +131,7 @@ def _check_joined(starts, nodes, edges, wrong, agent, blank, how, claimed) -> tu
     from collections import deque
 
     _, wrt, mov = agent.tables()
-    table, todo = {}, deque()
+    table, todo, held = {}, deque(), [0]
 
     def shape(cols):
         return frozenset(tuple(v != blank for v in c) for c in cols)
@@ -145,13 +146,14 @@ def _check_joined(starts, nodes, edges, wrong, agent, blank, how, claimed) -> tu
             config = (n, row, o[2] | head, *sides)
             if config == o:
                 return
+        held[0] += _size(config) - (_size(table[key]) if key in table else 0)
         table[key] = config
         todo.append(key)
 
     for n, row, col, left, right in sorted(starts):
         merge((n, row, _sets(col), tuple((_sets(c), p) for c, p in left),
                tuple((_sets(c), p) for c, p in right)))
-    while todo and len(table) <= claimed:
+    while todo and len(table) <= claimed and held[0] <= MAX_COLUMNS:
         n, row, head, left, right = table[todo.popleft()]
         q = nodes[n][0]
         for x in sorted({c[row] for c in head}):
@@ -174,9 +176,15 @@ def _check_joined(starts, nodes, edges, wrong, agent, blank, how, claimed) -> tu
             behind = _joined_push(behind, col, shape, *how)
             for rest in ((ahead[1:], ahead) if ahead[0][1] else (ahead[1:],)):
                 merge((m, row, ahead[0][0], rest, behind) if dc < 0 else (m, row, ahead[0][0], behind, rest))
+    if held[0] > MAX_COLUMNS:
+        return False, f"the joined abstraction holds more than {MAX_COLUMNS:,} columns (the prover's budget)"
     if len(table) != claimed:
         return False, f"the joined abstraction has {len(table)}+ skeletons, the certificate says {claimed}"
     return True, "ok"
+
+
+def _size(config) -> int:
+    return len(config[2]) + sum(len(c) for c, _ in config[3]) + sum(len(c) for c, _ in config[4])
 
 
 def _sets(masks) -> frozenset:

@@ -30,7 +30,10 @@ from dfst.certify.lockstep import Graph
 Columns = frozenset  # of tuples, one symbol per row
 JOINED_NEAR = 1  # runs next to the head kept apart
 JOINED_CAPS = (8,)  # stack caps tried
-MAX_SKELETONS = 500_000  # ~1 GiB of joined configurations; mult2's extractions need ~12,000
+MAX_SKELETONS = 500_000  # mult2's extractions need ~12,000
+# and the columns held in all of them (memory: ~100 bytes each, so ~0.5 GiB): mult10's columns hold
+# up to 11^3 digit tuples each, where mult2's hold a few
+MAX_COLUMNS = 5_000_000
 MODE = "joined"
 
 
@@ -117,22 +120,31 @@ def join(a: tuple, b: tuple) -> tuple:
     return a[0], a[1], a[2] | b[2], sides(a[3], b[3]), sides(a[4], b[4])
 
 
+def columns_in(config: tuple) -> int:
+    """How many whole columns a joined configuration holds (its memory, roughly)."""
+    return len(config[2]) + sum(len(c) for side in config[3:] for c, _ in side)
+
+
 def reach_joined(graph: Graph, agent: Transducer, initial, cap: int = JOINED_CAPS[0],
-                 max_skeletons: int = MAX_SKELETONS) -> Reach:
+                 max_skeletons: int = MAX_SKELETONS, max_columns: int = MAX_COLUMNS) -> Reach:
     """The joined fixpoint from `initial` (gridreach's configurations); stops at the first departure.
     `configs` is the number of skeletons."""
     bad = departures(graph, agent)
     step = JoinedStepper(graph, agent, cap)
     table: dict[tuple, tuple] = {}
     queue: deque = deque()
+    held = 0
 
     def add(config: tuple) -> None:
+        nonlocal held
         key = step.skeleton(config)
         old = table.get(key)
         new = config if old is None else join(old, config)
         if new != old:
-            if old is None and len(table) >= max_skeletons:
-                raise TooManySkeletons(f"more than {max_skeletons:,} joined configurations")
+            held += columns_in(new) - (0 if old is None else columns_in(old))
+            if (old is None and len(table) >= max_skeletons) or held > max_columns:
+                raise TooManySkeletons(f"more than {max_skeletons:,} joined configurations or "
+                                       f"{max_columns:,} columns in them")
             table[key] = new
             queue.append(key)
 
