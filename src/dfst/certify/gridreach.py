@@ -4,8 +4,9 @@ The lockstep exploration lets the expert read, in each state, any symbol it has 
 is stricter: a cell holds what was last written there, or the layout's symbol. A DFST may depart from
 the expert only on symbol paths no grid produces (an extracted mult2 automaton writes garbage where
 the accumulator holds a digit in the first round, but there it is always blank). This module proves
-such departures unreachable, for every instance of every length, where its abstraction is fine enough
-(not yet for mult2's extractions: docs/certify.md), or finds an abstract path to one.
+such departures unreachable, for every instance of every length, where its abstraction is fine enough,
+or finds an abstract path to one. mult2's extractions need the rows of a column kept together:
+`gridjoin.py`'s joined abstraction, which `prove_unreachable` tries among these (docs/certify.md).
 
 The grid is a tape of columns (the layout's rows, margins included). An abstract configuration is
 
