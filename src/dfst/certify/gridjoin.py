@@ -24,7 +24,7 @@ from itertools import product
 
 from dfst.automata import HALT_TARGET as HALT
 from dfst.automata import STOP, Transducer
-from dfst.certify.gridreach import DOWN, LEFT, UP, Config, Reach, departures, pop
+from dfst.certify.gridreach import Config, Reach, departures, moved
 from dfst.certify.lockstep import Graph
 
 Columns = frozenset  # of tuples, one symbol per row
@@ -84,19 +84,8 @@ class JoinedStepper:
                 yield x, ()
                 continue
             written = frozenset((*c[:row], int(self.wrt[q, x]), *c[row + 1:]) for c in head if c[row] == x)
-            yield x, tuple(self._moved(m, row, written, left, right, int(self.mov[q, x])))
-
-    def _moved(self, m: int, row: int, written: Columns, left: tuple, right: tuple, move: int):
-        if move in (UP, DOWN):
-            row += -1 if move == UP else 1
-            if 0 <= row < len(next(iter(written))):  # past the layout's rows the run stops
-                yield m, row, written, left, right
-        elif move == LEFT:
-            for top, rest in pop(left):
-                yield m, row, top, rest, self.push(right, written)
-        else:
-            for top, rest in pop(right):
-                yield m, row, top, self.push(left, written), rest
+            yield x, tuple(moved(m, row, len(next(iter(written))), written, left, right, int(self.mov[q, x]),
+                                 self.push))
 
     def push(self, stack: tuple, columns: Columns) -> tuple:
         """`columns` on top of `stack`; the run `near` places down joins the next when both have the

@@ -172,21 +172,28 @@ class Stepper:
             yield x, tuple(self._moved(m, row, written, left, right, int(self.mov[q, x])))
 
     def _moved(self, m: int, row: int, col: Column, left, right, move: int):
-        if move in (UP, DOWN):
-            row += -1 if move == UP else 1
-            if 0 <= row < len(col):  # past the layout's rows the run stops (off_layout) for both
-                yield m, row, col, left, right
-        elif move == LEFT:
-            for new, rest in pop(left):
-                yield m, row, new, rest, self._push(right, col)
-        else:
-            for new, rest in pop(right):
-                yield m, row, new, self._push(left, col), rest
+        return moved(m, row, len(col), col, left, right, move, self._push)
 
     def _push(self, stack, col: Column):
         if self.mode == "coarse":  # every digit a row may hold becomes any digit
             col = tuple(mask | self.nonblank if mask & self.nonblank else mask for mask in col)
         return push(stack, col, self.cap, self.same, NEAR)
+
+
+def moved(m: int, row: int, rows: int, col, left: tuple, right: tuple, move: int, push):
+    """The configurations at node `m` after a move with `col` under the head: up or down within the
+    layout's `rows` (past them the run stops, off_layout, for both), left or right popping the stack
+    ahead and pushing `col` onto the one behind with `push(stack, col)`."""
+    if move in (UP, DOWN):
+        row += -1 if move == UP else 1
+        if 0 <= row < rows:
+            yield m, row, col, left, right
+    elif move == LEFT:
+        for new, rest in pop(left):
+            yield m, row, new, rest, push(right, col)
+    else:
+        for new, rest in pop(right):
+            yield m, row, new, push(left, col), rest
 
 
 def pop(stack: tuple[Run, ...]):
