@@ -261,9 +261,10 @@ def prove_unreachable(weights, agent: Transducer, task, rescale: bool,
     if found is None:
         return "every grid abstraction passed its budget (" + "; ".join(budget) + ")"
     names = agent.alphabet
+    over = f"; past their budgets: {'; '.join(budget)}" if budget else ""
     return (f"an abstract grid run ({found.mode}, stack cap {found.cap}) reaches a departure, node "
             f"{found.departure[0]} reading {names[found.departure[1]]}; the abstraction may be too "
-            "coarse (the run need not be a grid's)")
+            f"coarse (the run need not be a grid's){over}")
 
 
 def _attempt(graph: Graph, agent: Transducer, initial, cap: int, mode: str) -> Reach:
