@@ -289,7 +289,7 @@ def test_reproduce_never_replaces_a_file_it_did_not_write(capsys, tmp_path):
     assert (tmp_path / "S" / "add2-s0.json").read_text() == '{"mine": true}'
 
 
-README_PLAN = "add2,add10:1-9,mult2:0-3"  # the seeds run with the fine-tuning phase so far
+README_PLAN = "add2,add10:1-9,mult2,mult10:2"  # the seeds run with the fine-tuning phase
 
 
 def test_the_committed_results_are_reused_without_training(tmp_path, monkeypatch):
