@@ -40,21 +40,19 @@ def check_grid(cert: dict, nodes, edges, wrong: set, agent) -> tuple[bool, str]:
                              claimed)
     _, wrt, mov = agent.tables()
     seen, todo = set(starts.values()), list(starts.values())
-    how = (cap, mode, nonblank, near)
+    def push(stack, col):
+        return _pushed(stack, col, cap, mode, nonblank, near)
+
     while todo:
         n, row, col, left, right = todo.pop()
         q = nodes[n][0]
-        for x in range(mov.shape[1]):
-            if not (col[row] >> x) & 1 or mov[q, x] < 0:
-                continue
-            if (n, x) in wrong:
+        readable = (x for x in range(mov.shape[1]) if (col[row] >> x) & 1)
+        for x, m in _rules(n, q, readable, mov, edges, wrong):
+            if m is None:
                 return False, f"an abstract grid run reaches node {n} reading {agent.alphabet[x]}"
-            m = edges.get((n, x), -1)
-            if mov[q, x] == STOP or m < 0:
-                continue
             col2 = list(col)
             col2[row] = 1 << int(wrt[q, x])
-            for nxt in _after(m, row, tuple(col2), left, right, MOVES[mov[q, x]], how):
+            for nxt in _after(m, row, len(col2), tuple(col2), left, right, MOVES[mov[q, x]], push):
                 if nxt not in seen:
                     seen.add(nxt)
                     todo.append(nxt)
@@ -84,17 +82,33 @@ def _compress(cols):
     return tuple(out)
 
 
-def _after(m, row, col, left, right, move, how):
+def _rules(n, q, symbols, mov, edges, wrong):
+    """(symbol, next node) for each of `symbols` the expert reads in state q at node n and goes on
+    from; (symbol, None) for the first whose edge is `wrong` (then nothing more)."""
+    for x in symbols:
+        if mov[q, x] < 0:
+            continue
+        if (n, x) in wrong:
+            yield x, None
+            return
+        m = edges.get((n, x), -1)
+        if mov[q, x] != STOP and m >= 0:
+            yield x, m
+
+
+def _after(m, row, rows, col, left, right, move, push):
+    """The configurations after `move` with `col` under the head: within the layout's `rows`, or
+    popping the stack ahead and pushing `col` onto the one behind with `push(stack, col)`."""
     dr, dc = MOVE_DELTA[move]
     if dc == 0:
-        if 0 <= row + dr < len(col):
+        if 0 <= row + dr < rows:
             yield m, row + dr, col, left, right
         return
     ahead, behind = (left, right) if dc < 0 else (right, left)
     if not ahead:
         return
     top, plus = ahead[0]
-    behind = _pushed(behind, col, *how)
+    behind = push(behind, col)
     for rest in ((ahead[1:], ahead) if plus else (ahead[1:],)):
         yield (m, row, top, rest, behind) if dc < 0 else (m, row, top, behind, rest)
 
@@ -136,6 +150,9 @@ def _check_joined(starts, nodes, edges, wrong, agent, blank, how, claimed) -> tu
     def shape(cols):
         return frozenset(tuple(v != blank for v in c) for c in cols)
 
+    def push(stack, col):
+        return _joined_push(stack, col, shape, *how)
+
     def merge(config):
         n, row, head, left, right = config
         key = (n, row, shape(head), tuple(shape(c) for c, _ in left), tuple(shape(c) for c, _ in right))
@@ -156,26 +173,12 @@ def _check_joined(starts, nodes, edges, wrong, agent, blank, how, claimed) -> tu
     while todo and len(table) <= claimed and held[0] <= MAX_COLUMNS:
         n, row, head, left, right = table[todo.popleft()]
         q = nodes[n][0]
-        for x in sorted({c[row] for c in head}):
-            if mov[q, x] < 0:
-                continue
-            if (n, x) in wrong:
+        for x, m in _rules(n, q, sorted({c[row] for c in head}), mov, edges, wrong):
+            if m is None:
                 return False, f"a joined abstract grid run reaches node {n} reading {agent.alphabet[x]}"
-            m = edges.get((n, x), -1)
-            if mov[q, x] == STOP or m < 0:
-                continue
             col = frozenset(c[:row] + (int(wrt[q, x]),) + c[row + 1:] for c in head if c[row] == x)
-            dr, dc = MOVE_DELTA[MOVES[mov[q, x]]]
-            if dc == 0:
-                if 0 <= row + dr < len(next(iter(col))):
-                    merge((m, row + dr, col, left, right))
-                continue
-            ahead, behind = (left, right) if dc < 0 else (right, left)
-            if not ahead:
-                continue
-            behind = _joined_push(behind, col, shape, *how)
-            for rest in ((ahead[1:], ahead) if ahead[0][1] else (ahead[1:],)):
-                merge((m, row, ahead[0][0], rest, behind) if dc < 0 else (m, row, ahead[0][0], behind, rest))
+            for nxt in _after(m, row, len(next(iter(col))), col, left, right, MOVES[mov[q, x]], push):
+                merge(nxt)
     if held[0] > MAX_COLUMNS:
         return False, f"the joined abstraction holds more than {MAX_COLUMNS:,} columns (the prover's budget)"
     if len(table) != claimed:
