@@ -29,7 +29,7 @@ from dfst.certify.lockstep import Graph
 
 Columns = frozenset  # of tuples, one symbol per row
 JOINED_NEAR = 1  # runs next to the head kept apart
-JOINED_CAPS = (8,)  # stack caps tried
+JOINED_CAP = 8  # the default stack cap (the one gridreach.ABSTRACTIONS tries)
 MAX_SKELETONS = 500_000  # mult2's extractions need ~12,000
 # and the columns held in all of them (memory: ~100 bytes each, so ~0.5 GiB): mult10's columns hold
 # up to 11^3 digit tuples each, where mult2's hold a few
@@ -114,7 +114,7 @@ def columns_in(config: tuple) -> int:
     return len(config[2]) + sum(len(c) for side in config[3:] for c, _ in side)
 
 
-def reach_joined(graph: Graph, agent: Transducer, initial, cap: int = JOINED_CAPS[0],
+def reach_joined(graph: Graph, agent: Transducer, initial, cap: int = JOINED_CAP,
                  max_skeletons: int = MAX_SKELETONS, max_columns: int = MAX_COLUMNS) -> Reach:
     """The joined fixpoint from `initial` (gridreach's configurations); stops at the first departure.
     `configs` is the number of skeletons."""
