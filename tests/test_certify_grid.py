@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from dfst.automata import transducer_from_dict
 from dfst.certify import certify
 from dfst.certify.certificate import grid_certificate
@@ -192,8 +194,6 @@ def test_the_compiled_mult2_expert_closes_under_the_joined_abstraction():
 
 
 def test_the_joined_abstraction_stops_at_its_budgets():
-    import pytest
-
     from dfst.certify.gridjoin import TooManySkeletons, reach_joined
 
     graph = explore(weights_of(MULT2.agent), MULT2.agent, rescale=False, stop=False)
@@ -202,3 +202,21 @@ def test_the_joined_abstraction_stops_at_its_budgets():
         reach_joined(graph, MULT2.agent, initial, max_skeletons=100)
     with pytest.raises(TooManySkeletons, match="columns"):
         reach_joined(graph, MULT2.agent, initial, max_columns=1000)
+
+
+@pytest.mark.slow
+def test_the_compiled_mult10_expert_closes_under_the_joined_abstraction_within_its_budgets():
+    """mult10's columns hold up to 11^3 digit tuples; its extractions' fixpoints need ~30,000
+    skeletons and 13 million columns (measured, ~200 CPU s): the budgets must hold them, and the
+    checker must walk the same fixpoint."""
+    from dfst.certify.gridjoin import reach_joined
+
+    mult10 = TASKS["mult10"]
+    weights = weights_of(mult10.agent)
+    graph = explore(weights, mult10.agent, rescale=False, stop=False)
+    found = reach_joined(graph, mult10.agent, initial_configs(mult10)[0])
+    assert found.departure is None and found.configs > 20_000
+    cert = json.loads(json.dumps(grid_certificate(graph, found, weights, mult10.agent, "plain", "mult10")))
+    model = (weights.A, weights.B, weights.C, weights.h0)
+    assert check_certificate(cert, *model) == (True, "ok")
+    assert check_certificate(dict(cert, configurations=found.configs - 1), *model)[0] is False

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dfst.automata import MOVE_DELTA, MOVES, STOP
 
 MAX_CONFIGS = 1_000_000  # the largest abstraction a certificate may claim (the prover's budget)
-MAX_COLUMNS = 5_000_000  # the most columns the joined abstraction may hold (gridjoin.py's budget)
+MAX_COLUMNS = 30_000_000  # the most columns the joined abstraction may hold (gridjoin.py's budget)
 
 
 def check_grid(cert: dict, nodes, edges, wrong: set, agent) -> tuple[bool, str]:
@@ -145,10 +145,13 @@ def _check_joined(starts, nodes, edges, wrong, agent, blank, how, claimed) -> tu
     from collections import deque
 
     _, wrt, mov = agent.tables()
-    table, todo, held = {}, deque(), [0]
+    table, todo, waiting, held, shapes = {}, deque(), set(), [0], {}
 
-    def shape(cols):
-        return frozenset(tuple(v != blank for v in c) for c in cols)
+    def shape(cols):  # memoised: mult10's column sets hold hundreds of columns each
+        found = shapes.get(cols)
+        if found is None:
+            found = shapes[cols] = frozenset(tuple(v != blank for v in c) for c in cols)
+        return found
 
     def push(stack, col):
         return _joined_push(stack, col, shape, *how)
@@ -165,13 +168,17 @@ def _check_joined(starts, nodes, edges, wrong, agent, blank, how, claimed) -> tu
                 return
         held[0] += _size(config) - (_size(table[key]) if key in table else 0)
         table[key] = config
-        todo.append(key)
+        if key not in waiting:
+            waiting.add(key)
+            todo.append(key)
 
     for n, row, col, left, right in sorted(starts):
         merge((n, row, _sets(col), tuple((_sets(c), p) for c, p in left),
                tuple((_sets(c), p) for c, p in right)))
     while todo and len(table) <= claimed and held[0] <= MAX_COLUMNS:
-        n, row, head, left, right = table[todo.popleft()]
+        key = todo.popleft()
+        waiting.discard(key)
+        n, row, head, left, right = table[key]
         q = nodes[n][0]
         for x, m in _rules(n, q, sorted({c[row] for c in head}), mov, edges, wrong):
             if m is None:

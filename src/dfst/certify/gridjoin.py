@@ -30,10 +30,11 @@ from dfst.certify.lockstep import Graph
 Columns = frozenset  # of tuples, one symbol per row
 JOINED_NEAR = 1  # runs next to the head kept apart
 JOINED_CAP = 8  # the default stack cap (the one gridreach.ABSTRACTIONS tries)
-MAX_SKELETONS = 500_000  # mult2's extractions need ~12,000
-# and the columns held in all of them (memory: ~100 bytes each, so ~0.5 GiB): mult10's columns hold
-# up to 11^3 digit tuples each, where mult2's hold a few
-MAX_COLUMNS = 5_000_000
+MAX_SKELETONS = 500_000  # mult2's extractions need ~12,000, mult10's ~30,000
+# and the columns held in all of them, counted per configuration (memory: ~120 bytes each, so ~3.5
+# GiB): mult10's columns hold up to 11^3 digit tuples each, where mult2's hold a few; its
+# extractions' fixpoints hold 13 million (1.6 GiB resident, ~200 CPU s)
+MAX_COLUMNS = 30_000_000
 MODE = "joined"
 
 
@@ -121,7 +122,8 @@ def reach_joined(graph: Graph, agent: Transducer, initial, cap: int = JOINED_CAP
     bad = departures(graph, agent)
     step = JoinedStepper(graph, agent, cap)
     table: dict[tuple, tuple] = {}
-    queue: deque = deque()
+    queue: deque = deque()  # skeletons to step, each once however often it grew while waiting
+    queued: set[tuple] = set()
     held = 0
 
     def add(config: tuple) -> None:
@@ -135,12 +137,16 @@ def reach_joined(graph: Graph, agent: Transducer, initial, cap: int = JOINED_CAP
                 raise TooManySkeletons(f"more than {max_skeletons:,} joined configurations or "
                                        f"{max_columns:,} columns in them")
             table[key] = new
-            queue.append(key)
+            if key not in queued:
+                queued.add(key)
+                queue.append(key)
 
     for config in sorted(initial):
         add(joined_start(config))
     while queue:
-        config = table[queue.popleft()]
+        key = queue.popleft()
+        queued.discard(key)
+        config = table[key]
         for x, after in step.successors(config):
             if (config[0], x) in bad:
                 return Reach(len(table), (config[0], x), (), cap, MODE, JOINED_NEAR)
