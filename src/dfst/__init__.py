@@ -5,3 +5,17 @@ Differentiable Finite-State Transducers (DFSTs) that learn them.
 """
 
 __version__ = "0.1.0"
+
+
+def _register_gymnasium_envs() -> None:
+    """`import dfst` registers `dfst/<Task>-v0` for `gymnasium.make` (dfst.grid.gym), where gymnasium
+    is installed."""
+    from importlib.util import find_spec
+
+    if find_spec("gymnasium") is not None:
+        from dfst.grid.gym import register_envs
+
+        register_envs()
+
+
+_register_gymnasium_envs()
