@@ -20,7 +20,7 @@ LAYERS = [
     {"extract"},
     {"train"},
     {"recipes"},
-    {"results", "reproduce", "baselines", "bench"},
+    {"results", "reproduce", "baselines", "bench", "mutations"},
     {"cli"},
 ]
 LEVEL = {name: i for i, layer in enumerate(LAYERS) for name in layer}

@@ -293,7 +293,8 @@ README_PLAN = "add2,add10:1-9,mult2,mult10:2"  # the seeds run with the fine-tun
 
 
 def test_the_committed_results_are_reused_without_training(tmp_path, monkeypatch):
-    """`dfst reproduce --tasks PLAN` (the README's PLAN) on the committed results: nothing trained."""
+    """`dfst reproduce --tasks PLAN --accept-stored` (the README's PLAN) on the committed results:
+    nothing trained."""
     import shutil
 
     import dfst.reproduce
@@ -307,7 +308,9 @@ def test_the_committed_results_are_reused_without_training(tmp_path, monkeypatch
     before = tree(results)
     assert f"PLAN: `{README_PLAN}`" in (REPO / "README.md").read_text()
     plan = seed_plan(README_PLAN, seeds=10, first_seed=0)
-    rows = dfst.reproduce.reproduce(plan, tmp_path / "runs", results)  # today's defaults, keys and all
+    notes = []  # the committed results predate hard set 2: used as they are, and said so
+    rows = dfst.reproduce.reproduce(plan, tmp_path / "runs", results, accept_stored=True, warn=notes.append)
+    assert notes and all("eval.hard_set=1, not 2" in note for note in notes)
     assert {(r["task"], r["seeds"]) for r in rows} == {(task, len(seeds)) for task, seeds in plan.items()}
     assert {r["system"] for r in rows} == {"DFST", "DFST (before fine-tuning)", "DFST (extracted)"}
     assert tree(results) == before and not (tmp_path / "runs").exists()

@@ -4,6 +4,7 @@
       model.safetensors   tensors A (k,d,d), B (k,k,d), C (k,5,d), h0 (d,), float32, nothing else
       config.json         {"format": "dfst-checkpoint", "version": 1, "task": "add2", "k": 4, "d": 12,
                            "params": 1020, "provenance": {...}, "dfst_version": "0.1.0"}
+                          (+ "reference_agent": the agent JSON, for a model of a user's agent)
 
 Loading never executes code: only `safetensors` and `json` parse the files, never pickle. Every
 damage (missing or truncated file, bad JSON, wrong format, missing or extra tensor, wrong dtype or
@@ -36,9 +37,12 @@ OWN_FILES = ("agent.json", "eval.json", "eval.png", "first_failure.json")
 
 
 def save_checkpoint(model: DFST, directory: str | Path, provenance: dict, *,
-                    overwrite: bool = False) -> Path:
-    """Write `model` to `directory` (created if missing); refuse a non-empty one unless `overwrite`."""
+                    overwrite: bool = False, reference: dict | None = None) -> Path:
+    """Write `model` to `directory` (created if missing); refuse a non-empty one unless `overwrite`.
+    `reference`: the agent JSON the model imitates when it is not the task's expert (`--agent`)."""
     config = _config_dict(model.config, provenance)
+    if reference is not None:
+        config["reference_agent"] = reference
     directory = _prepare_directory(Path(directory), overwrite)
     tensors = {name: getattr(model, name).detach().cpu().contiguous() for name in TENSORS}
     write_atomic(directory / WEIGHTS_FILE, save_safetensors(tensors))

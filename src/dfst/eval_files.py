@@ -26,17 +26,20 @@ from dfst.outputs import (
     write_atomic,
 )
 from dfst.rollout import DfstWeights, InstanceResult, TableRun, first_disagreement, judge, run_dfst, run_table
-from dfst.tasks import Instance, Task, get_task
+from dfst.tasks import Instance, Task
 
 REPORT_FILE, PLOT_FILE, FAILURE_FILE = "eval.json", "eval.png", "first_failure.json"
 
 
-def load_for_eval(checkpoint: str | Path) -> tuple[Task, DfstWeights, dict]:
-    """The checkpoint's task, its weights for the engine, and its config."""
+def load_for_eval(checkpoint: str | Path,
+                  agent_file: str | Path | None = None) -> tuple[Task, DfstWeights, dict]:
+    """The checkpoint's task (with the agent it imitates, or `agent_file`'s, as the reference), its
+    weights for the engine, and its config."""
     from dfst.checkpoint import load_checkpoint
+    from dfst.tasks.own_agent import checkpoint_task
 
     model, config = load_checkpoint(checkpoint)
-    task = get_task(config["task"])
+    task = checkpoint_task(config, agent_file=agent_file)
     if model.config.k != len(task.alphabet):
         raise DfstError(f"checkpoint {checkpoint} has k={model.config.k} symbols; task {task.name} "
                         f"has {len(task.alphabet)}")

@@ -42,7 +42,7 @@ from dfst.results import Result, result_bytes
 from dfst.results.certified import certified_counts, certified_text
 from dfst.rollout import DfstWeights
 from dfst.run_guard import FORCE_HINT, run_lock
-from dfst.tasks import get_task
+from dfst.tasks.hard import HARD_SET_VERSION
 from dfst.train import TrainConfig, train
 from dfst.train.config import EvaluationConfig, LoggingConfig
 from dfst.train.rundir import check_run_dir, check_run_files, run_differences
@@ -50,7 +50,7 @@ from dfst.train.rundir import check_run_dir, check_run_files, run_differences
 SYSTEMS = {"DFST": "model", "DFST (before fine-tuning)": "trained", "DFST (extracted)": "extracted"}
 RESULT_SCHEMA = 1  # bump when what a stored result holds, or how it is computed, changes
 # The evaluation settings a stored key may lack (added since): what they were before they existed.
-EVAL_BEFORE = {"certify": False}
+EVAL_BEFORE = {"certify": False, "hard_set": 1}
 DEFAULT_TIME_BUDGET = 300.0
 MARK_START, MARK_END = "<!-- reproduce:start -->", "<!-- reproduce:end -->"
 COLUMNS = ("task", "system", "seeds", "samples", "max train digits", "d", "params", "robust at target",
@@ -64,7 +64,7 @@ def eval_protocol(task: str, time_budget: float = DEFAULT_TIME_BUDGET, *, certif
     rescaled); `certify`: each model is also given to `dfst certify` in the same mode."""
     return {"digits": [10, 100, 1000], "random": 10, "rescale": rescale, "until_fail": True,
             "ladder_factor": 10.0, "target_digits": TARGET_DIGITS[task], "time_budget": time_budget,
-            "certify": certify}
+            "certify": certify, "hard_set": HARD_SET_VERSION}
 
 
 def run_config(task: str, seed: int, overrides: dict | None = None) -> TrainConfig:
@@ -77,8 +77,19 @@ def run_config(task: str, seed: int, overrides: dict | None = None) -> TrainConf
 
 def systems_of(cfg: TrainConfig) -> dict[str, str]:
     """The systems a run of `cfg` gives, with the checkpoint of each: the before-fine-tuning row only
-    where the run fine-tunes."""
-    return {system: sub for system, sub in SYSTEMS.items() if cfg.finetune or sub != "trained"}
+    where the run fine-tunes. A run of a user's agent (`--agent`) names it: "DFST [agent xor]"."""
+    mark = "" if cfg.agent is None else f" [agent {agent_tag(cfg)}]"
+    return {system + mark: sub for system, sub in SYSTEMS.items() if cfg.finetune or sub != "trained"}
+
+
+def agent_tag(cfg: TrainConfig) -> str | None:
+    """The name a run of a user's agent goes by in file names and tables: its file's stem."""
+    return None if cfg.agent is None else Path(cfg.agent).name.removesuffix(".json")
+
+
+def run_name(cfg: TrainConfig) -> str:
+    """The task, or `task@agent` for a user's agent: its runs and results never meet the expert's."""
+    return cfg.task if cfg.agent is None else f"{cfg.task}@{agent_tag(cfg)}"
 
 
 def result_key(cfg: TrainConfig, protocol: dict) -> dict:
@@ -112,19 +123,22 @@ def key_differences(old: dict, new: dict) -> list[str]:
     return differences
 
 
-def result_path(results: Path, task: str, seed: int, system: str) -> Path:
-    sub = SYSTEMS[system]
+def result_path(results: Path, name: str, seed: int, sub: str) -> Path:
+    """The result of the checkpoint `sub` of run `name` (`run_name`) and seed."""
     suffix = "" if sub == "model" else f"-{sub}"
-    return results / f"{task}{suffix}-s{seed}.json"
+    return results / f"{name}{suffix}-s{seed}.json"
 
 
 def evaluate_checkpoint(directory: Path, task: str, protocol: dict) -> tuple[dict, int]:
-    """The protocol up to the task's target; returns the report and the first failing length (0: none)."""
-    model, _ = load_checkpoint(directory, expect_task=task)
+    """The protocol up to the task's target, against the answers of the agent the checkpoint imitates
+    (the task's own, for the expert); returns the report and the first failing length (0: none)."""
+    from dfst.tasks.own_agent import checkpoint_task
+
+    model, config = load_checkpoint(directory, expect_task=task)
     cfg = EvalConfig(digits=tuple(protocol["digits"]), random=protocol["random"], rescale=protocol["rescale"],
                      until_fail=protocol["until_fail"], ladder_factor=protocol["ladder_factor"],
                      max_digits=protocol["target_digits"], time_budget=protocol["time_budget"])
-    report, _ = run_protocol(get_task(task), DfstWeights.of(*model.numpy_weights()), cfg)
+    report, _ = run_protocol(checkpoint_task(config), DfstWeights.of(*model.numpy_weights()), cfg)
     failing = next((lv["digits"] for lv in report["levels"] if not lv["robust"]), 0)
     return report, failing
 
@@ -140,7 +154,7 @@ def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
     cfg = run_config(task, seed, overrides)
     key = result_key(cfg, eval_protocol(task, time_budget, certify=certify, rescale=rescale))
     systems = systems_of(cfg)
-    paths = {system: result_path(results, task, seed, system) for system in systems}
+    paths = {system: result_path(results, run_name(cfg), seed, sub) for system, sub in systems.items()}
     for path in paths.values():  # temporary files of a write cut short by a kill (we hold the lock)
         remove_stale_temporaries(path.parent, (path.name,))
     stored = {system: read_result(path, task, seed, system) for system, path in paths.items()
@@ -156,7 +170,7 @@ def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
         system, diff = next(iter(stale.items()))
         raise DfstError(f"{paths[system]} was stored with {'; '.join(diff[:3])}; pass --rerun to train and "
                         "evaluate again, or --accept-stored to use the stored results as they are")
-    run = runs / task / f"s{seed}"
+    run = runs / run_name(cfg) / f"s{seed}"
     resume, start = _resumable(run, cfg, rerun), time.process_time()
     summary = train(cfg, run, resume=resume, command=f"dfst reproduce --tasks {task}", progress=progress)
     # the run's own count covers its resumed segments too; a run from before it existed: measure here

@@ -27,17 +27,17 @@ def certify_checkpoint(checkpoint: str | Path, *, task: str | None = None,
     from dfst.checkpoint import load_checkpoint
     from dfst.outputs import write_atomic
     from dfst.rollout import DfstWeights
-    from dfst.tasks import get_task
-    from dfst.tasks.solve import task_agent
+    from dfst.tasks.own_agent import checkpoint_task
 
     model, config = load_checkpoint(checkpoint)
-    the_task = get_task(task or config["task"])
-    agent = task_agent(the_task, agent_file)  # the expert, or the agent file on the task's alphabet
+    # the expert, or the agent the model imitates, or the agent file (on the task's alphabet)
+    the_task = checkpoint_task(config, task, agent_file)
+    agent = the_task.agent
     if model.config.k != agent.k:
         raise DfstError(f"checkpoint has k={model.config.k} symbols, the agent {agent.k}")
     weights = DfstWeights.of(*model.numpy_weights())
     result = certify(weights, the_task, agent=agent, rescale=rescale)
-    report = result.to_dict() | {"checkpoint": str(checkpoint), "task": the_task.name}
+    report = result.to_dict() | {"checkpoint": str(checkpoint), "task": the_task.name} | the_task.describe()
     if result.certificate is not None:
         ok, why = check_certificate(result.certificate, weights.A, weights.B, weights.C, weights.h0, agent)
         report["checker"] = why if ok else f"REJECTED: {why}"

@@ -29,6 +29,13 @@ console = Console()
 JsonOption = typer.Option(False, "--json", help="Machine-readable JSON on stdout (also for errors).")
 MarkdownOption = typer.Option(False, "--markdown", help="A Markdown table (as in README.md).")
 TaskArgument = typer.Argument(..., metavar="TASK")  # a registered task's name (dfst tasks)
+AgentOption = typer.Option(None, "--agent", metavar="FILE",
+                           help="Your agent JSON instead of the task's expert, on the task's layout: its "
+                                "PTOs and its own answers are the reference.")
+AgentReferenceOption = typer.Option(
+    None, "--agent", metavar="FILE",
+    help="Score against this agent JSON's own answers (default: the agent the model was trained to imitate, "
+         "else the task's answers).")
 # Operands like "-5" must reach our validation (and its clear message), not the option parser.
 OPERAND_SETTINGS = {"ignore_unknown_options": True}
 
@@ -89,6 +96,15 @@ def _internal_error(exc: Exception, as_json: bool) -> int:
 
 def print_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, indent=1) + "\n")
+
+
+def note_agent(task, quiet: bool) -> None:
+    """On stderr (not with --json, whose report says it): the states of a --agent that no rule
+    reaches, which dfst ignores."""
+    unreachable = task.describe().get("unreachable_states")
+    if unreachable and not quiet:
+        print(f"dfst: note: agent {task.agent.name!r} never reaches state(s) {', '.join(unreachable)}; "
+              "they are ignored", file=sys.stderr)
 
 
 def parse_int_list(text: str, option: str) -> tuple[int, ...]:

@@ -1,11 +1,12 @@
-"""`dfst bench rollout`: the engine against a per-step PyTorch loop, measured in the same run."""
+"""`dfst bench rollout` (the engine against a per-step PyTorch loop, measured in the same run) and
+`dfst bench mutations` (the protocol's mutation score)."""
 
 from __future__ import annotations
 
 import typer
 from rich.table import Table
 
-from dfst.cli.app import JsonOption, app, console, parse_lengths, print_json
+from dfst.cli.app import JsonOption, TaskArgument, app, console, parse_lengths, print_json, progress_bar
 
 bench_app = typer.Typer(help="Benchmarks (ratios against a baseline measured in the same run).",
                         no_args_is_help=True)
@@ -37,3 +38,38 @@ def bench_rollout_command(
     console.print(f"{memory['digits']:,}-digit add2 rollout ({memory['steps']:,} steps, exact="
                   f"{memory['exact']}): peak traced memory {memory['peak_traced_mib']} MiB, process "
                   f"peak RSS {memory['process_peak_rss_mib']} MiB")
+
+
+@bench_app.command("mutations")
+def bench_mutations_command(
+    task_name: str = TaskArgument,
+    as_json: bool = JsonOption,
+) -> int:
+    """Mutation score of the evaluation protocol: every single-rule rewiring of TASK's expert (write,
+    move or next state) against the hard set + 10 random pairs at 3, 30 and 300 digits; a survivor is
+    certified equivalent, shown killable by an instance (a blind spot), or unknown.
+
+    Exit code 0: every killable mutant killed (score 1); 1: a blind spot; 2: bad input."""
+    from dfst.mutations import mutants, mutation_report
+    from dfst.tasks import get_task
+
+    task = get_task(task_name)
+    with progress_bar(f"{task.name} mutants", len(mutants(task.agent)), quiet=as_json) as update:
+        report = mutation_report(task, progress=update)
+    if as_json:
+        print_json(report)
+    else:
+        _print_mutations(report)
+    return 0 if report["blind spot"] == 0 else 1
+
+
+def _print_mutations(report: dict) -> None:
+    console.print(f"{report['task']}: {report['mutants']:,} mutants; killed {report['killed']:,}, "
+                  f"equivalent {report['equivalent']:,}, blind spots {report['blind spot']:,}, unknown "
+                  f"{report['unknown']:,}; mutation score {report['score']:.2%} "
+                  f"({report['cpu_seconds']} CPU s)")
+    table = Table("mutant", "status", "why", title="survivors of the protocol")
+    for s in report["survivors"]:
+        table.add_row(s["mutant"], s["status"], s["why"])
+    if report["survivors"]:
+        console.print(table)

@@ -7,7 +7,16 @@ from pathlib import Path
 
 import typer
 
-from dfst.cli.app import ExtractedOption, JsonOption, PathArgument, app, console, print_json, target_of
+from dfst.cli.app import (
+    AgentReferenceOption,
+    ExtractedOption,
+    JsonOption,
+    PathArgument,
+    app,
+    console,
+    print_json,
+    target_of,
+)
 from dfst.outputs import check_output_file
 
 
@@ -16,7 +25,7 @@ def certify_command(
     path: Path = PathArgument,
     extracted: bool = ExtractedOption,
     task_name: str = typer.Option(None, "--task", help="Task (default: the checkpoint's)."),
-    agent_file: Path = typer.Option(None, "--agent", help="Certify against this agent JSON instead."),
+    agent_file: Path = AgentReferenceOption,
     rescale: bool = typer.Option(False, "--rescale", help="Certify the engine's rescaled mode."),
     digits: int = typer.Option(None, "--digits", min=1, help="The check asked: exact on every instance "
                                "of at most this many digits (a bounded certificate covering it is enough)."),

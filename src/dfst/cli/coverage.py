@@ -7,7 +7,16 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from dfst.cli.app import JsonOption, TaskArgument, app, console, print_json, progress_bar
+from dfst.cli.app import (
+    AgentOption,
+    JsonOption,
+    TaskArgument,
+    app,
+    console,
+    note_agent,
+    print_json,
+    progress_bar,
+)
 from dfst.errors import DfstError
 
 
@@ -21,23 +30,26 @@ def coverage_command(
     sampler: str = typer.Option("uniform", "--sampler", help="uniform or cover (dfst.data.samplers)."),
     minimal: bool = typer.Option(False, "--minimal", help="Search the smallest covering set instead."),
     pool: int = typer.Option(5000, "--pool", help="--minimal: random candidates when not exhaustive."),
+    agent_file: Path = AgentOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Which (state, symbol) rules of the expert the PTOs exercise and which never; or, with
+    """Which (state, symbol) rules of the expert (or --agent) the PTOs exercise and which never; or, with
     --minimal, a small set of instances of at most --max-digits digits that exercises them all."""
     from dfst.data.coverage import check_coverage_values, coverage_report, file_instances, sampled_instances
-    from dfst.tasks import get_task
+    from dfst.tasks.own_agent import resolve_task
 
-    task = get_task(task_name)
+    task = resolve_task(task_name, agent_file)
+    note_agent(task, as_json)
     _check_options(data, samples, max_digits, minimal)
     check_coverage_values(max_digits, samples, seed, pool, sampler)
     if minimal:
-        return _show_minimal(_minimal_report(task, max_digits, seed, pool, as_json), as_json)
+        report = _minimal_report(task, max_digits, seed, pool, as_json) | task.describe()
+        return _show_minimal(report, as_json)
     if data is not None:
         instances, source = file_instances(task, data)
     else:
         instances, source = sampled_instances(task, samples, max_digits, seed, sampler)
-    _show_coverage(coverage_report(task, instances) | {"source": source}, as_json)
+    _show_coverage(coverage_report(task, instances) | {"source": source} | task.describe(), as_json)
 
 
 def _check_options(data, samples, max_digits, minimal) -> None:

@@ -8,9 +8,9 @@ import typer
 from rich.table import Table
 
 from dfst.cli.agents import MaxMemoryOption, memory_option
-from dfst.cli.app import JsonOption, app, console, print_json, progress_bar
+from dfst.cli.app import AgentOption, JsonOption, app, console, note_agent, print_json, progress_bar
 from dfst.errors import DfstError
-from dfst.tasks import get_task
+from dfst.tasks.own_agent import resolve_task
 
 
 @app.command("data")
@@ -23,10 +23,12 @@ def data_command(
     out: Path = typer.Option(None, "--out", help="Dataset file to write (e.g. add2.pto.zip)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
     inspect: Path = typer.Option(None, "--inspect", help="Summarise this dataset file instead."),
+    agent_file: Path = AgentOption,
     max_memory: str = MaxMemoryOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Record the PTOs (symbol read, symbol written, move) of random instances into a dataset file.
+    """Record the PTOs (symbol read, symbol written, move) of random instances into a dataset file
+    (the expert's, or with --agent your agent's; the file keeps the agent).
 
     Operand lengths are drawn independently and uniformly from [min-digits, max-digits]; operands
     have a non-zero leading digit. The same seed gives a byte-identical file.
@@ -37,12 +39,13 @@ def data_command(
         return _show_summary(inspect_dataset(inspect), as_json)
     if task_name is None or out is None:
         raise DfstError("give TASK and --out FILE to record a dataset, or --inspect FILE")
-    task = get_task(task_name)
+    task = resolve_task(task_name, agent_file)
+    note_agent(task, as_json)
     memory = memory_option(max_memory)
     with progress_bar(f"recording {task.name}", samples, quiet=as_json) as update:
         summary = record_dataset_file(task, samples, max_digits, seed, out, min_digits=min_digits,
                                       force=force, max_memory=memory, progress=update)
-    _show_summary(summary, as_json)
+    _show_summary(summary | task.describe(), as_json)
 
 
 def _show_summary(summary: dict, as_json: bool) -> None:

@@ -18,6 +18,9 @@ def extract_command(
                                "cluster, lockstep (default for a checkpoint: no PTOs needed) or rpni."),
     data: Path = typer.Option(None, "--data", help="PTO dataset to read the states on (default: the run's)."),
     task_name: str = typer.Option(None, "--task", help="Reference task (default: the model's own)."),
+    agent_file: Path = typer.Option(None, "--agent", help="Name the states after this agent JSON (on the "
+                                    "task's layout) instead of the expert (default: the agent the model "
+                                    "imitates)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing output that dfst wrote."),
     as_json: bool = JsonOption,
 ) -> None:
@@ -27,12 +30,11 @@ def extract_command(
     from dfst.automata import save_transducer
     from dfst.extract.saved import extract_from, provenance, save_extraction
     from dfst.outputs import check_output_file
-    from dfst.tasks import get_task
 
-    found = extract_from(path, method, data=data, task=task_name)
-    agent, task = found.extraction.agent, get_task(found.task)
+    found = extract_from(path, method, data=data, task=task_name, agent_file=agent_file)
+    agent, task = found.extraction.agent, found.task
     if found.target.run is not None:
-        save_extraction(found.extraction, out, task=task.name, provenance=provenance(found), overwrite=force)
+        save_extraction(found.extraction, out, task=task, provenance=provenance(found), overwrite=force)
         written, hint = {"checkpoint": str(out)}, f"evaluate with: dfst eval {out}"
     else:
         check_output_file(out, force=force)
@@ -40,7 +42,7 @@ def extract_command(
         written, hint = {"agent": str(out)}, f"compile with: dfst compile {task.name} --agent {out} --out DIR"
     info = {**written, "task": task.name, "from": found.source, "method": found.method,
             "states": agent.d, "rules": found.extraction.pairs, "radius": found.extraction.radius,
-            "expert_states": task.agent.d, "expert_rules": len(task.agent.rules)}
+            "expert_states": task.agent.d, "expert_rules": len(task.agent.rules), **task.describe()}
     if as_json:
         return print_json(info)
     console.print(f"extracted {agent.d} states, {found.extraction.pairs} rules from {info['from']} "

@@ -13,11 +13,13 @@ from rich.text import Text
 
 from dfst.cli.agents import MaxMemoryOption, agent_for, memory_bound
 from dfst.cli.app import (
+    AgentReferenceOption,
     ExtractedOption,
     JsonOption,
     PathArgument,
     app,
     console,
+    note_agent,
     parse_lengths,
     print_json,
     target_of,
@@ -66,6 +68,7 @@ def eval_command(
     rescale: bool = typer.Option(False, "--rescale", help="Rescale h by max|h| every step."),
     time_budget: float = typer.Option(600.0, "--time-budget", help="Seconds, for --until-fail."),
     max_digits: int = typer.Option(10**7, "--max-digits", help="Upper end of the --until-fail ladder."),
+    agent_file: Path = AgentReferenceOption,
     max_memory: str = MaxMemoryOption,
     as_json: bool = JsonOption,
 ) -> int:
@@ -81,7 +84,8 @@ def eval_command(
     cfg = EvalConfig(parse_lengths(digits, "--digits"), random, hard, seed, rescale, until_fail,
                      max_digits=max_digits, time_budget=time_budget, max_memory=memory_bound(max_memory))
     checkpoint = target_of(path, extracted, as_json)
-    task, weights, _ = load_for_eval(checkpoint)
+    task, weights, _ = load_for_eval(checkpoint, agent_file)
+    note_agent(task, as_json)
     check_lengths(task, cfg)  # before the progress display, so a refusal is the one line it prints
     saving = prepare_report_dir(Path(checkpoint))
     if not saving:
@@ -93,7 +97,7 @@ def eval_command(
             task, weights, cfg,
             on_level=lambda n, count: progress.update(bar, n=n, instances=count, completed=0),
             on_steps=lambda steps: progress.advance(bar, steps))
-    report["checkpoint"] = str(checkpoint)
+    report |= {"checkpoint": str(checkpoint)} | task.describe()
     try:
         save_reports(Path(checkpoint), task, report, failure, saving)
     except DfstError as exc:  # e.g. a read-only medium that os.access did not see: keep the result
@@ -118,9 +122,13 @@ def _eval_progress(quiet: bool) -> Progress:
                     TimeElapsedColumn(), console=console, transient=True, disable=quiet)
 
 
+def _against(report: dict) -> str:
+    return f", against agent {report['agent']!r}" if report.get("reference") == "agent" else ""
+
+
 def _print_report(report: dict) -> None:
     table = Table("N", "instances", "exact", "random exact", "95% Wilson", "steps", "seconds",
-                  title=f"{report['task']} length generalisation ({report['mode']} h)")
+                  title=f"{report['task']} length generalisation ({report['mode']} h){_against(report)}")
     for lv in report["levels"]:
         style = "green" if lv["robust"] else "red"
         table.add_row(f"{lv['digits']:,}", str(lv["instances"]), f"[{style}]{lv['exact']}[/]",

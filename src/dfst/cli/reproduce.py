@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from dfst.cli.app import JsonOption, app, console, print_json, show_rows
+from dfst.cli.app import AgentOption, JsonOption, app, console, note_agent, print_json, show_rows
 from dfst.errors import DfstError
 
 
@@ -72,6 +72,7 @@ def reproduce_command(
                                "or run was made with other settings (replacing dfst's own files)."),
     accept_stored: bool = typer.Option(False, "--accept-stored", help="Use stored results made with other "
                                        "settings as they are (said on stderr)."),
+    agent_file: Path = AgentOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Train every task over seeds (recipes in dfst.recipes, fine-tuning included), evaluate each
@@ -80,12 +81,20 @@ def reproduce_command(
     read off the trained weights.
 
     A stored result is reused only if it was made with the same training config and evaluation
-    protocol; otherwise pass --rerun or --accept-stored."""
+    protocol; otherwise pass --rerun or --accept-stored. With --agent FILE every task of the plan
+    learns that agent (on the task's layout) and is scored against its answers; its runs and results
+    go by TASK@NAME (NAME: the file's name), its rows by "DFST [agent NAME]"."""
     from dfst import reproduce as lib
     from dfst.run_guard import command_line
 
     plan = lib.seed_plan(tasks, seeds, first_seed)
     overrides = lib.check_overrides(iters, restarts, time_budget) | ({} if finetune else {"finetune": False})
+    if agent_file is not None:
+        from dfst.tasks.own_agent import resolve_task
+
+        for task in plan:  # each task's alphabet and the agent's halting, before any training
+            note_agent(resolve_task(task, agent_file), as_json)
+        overrides["agent"] = str(agent_file)
     if rerun and accept_stored:
         raise DfstError("--rerun and --accept-stored exclude each other: pick one")
     with _seed_progress(quiet=as_json) as show:

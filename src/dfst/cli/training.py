@@ -17,9 +17,9 @@ from rich.table import Table
 
 from dfst.budget import check_recording
 from dfst.cli.agents import MaxMemoryOption, memory_bound
-from dfst.cli.app import JsonOption, app, console, parse_int_list, print_json
+from dfst.cli.app import JsonOption, app, console, note_agent, parse_int_list, print_json
 from dfst.errors import DfstError
-from dfst.tasks import get_task
+from dfst.tasks.own_agent import resolve_task
 from dfst.train.config import (
     command_line,
     config_types,
@@ -63,7 +63,8 @@ def train_command(
     from dfst.train import train
     from dfst.train.rundir import check_out
 
-    task = get_task(task_name)
+    task = resolve_task(task_name, options.get("agent"))
+    note_agent(task, as_json)
     if until_certified and max_rounds < 1:  # before anything is printed: one line, exit 2
         raise DfstError(f"--max-rounds must be >= 1, got {max_rounds}")
     dataset = load_dataset(data) if data is not None else None

@@ -18,6 +18,7 @@ date, fixed permissions and this member order, so that one dataset always gives 
                   "sampling": {"rule", "min_digits", "max_digits"}, "samples", "steps",
                   "alphabet": [k symbol names], "moves": ["U", "D", "L", "R", "S"],
                   "operands": [[a, b], ...], "dfst_version"}   (sorted keys, no timestamps)
+                 (+ "agent": the agent JSON, for PTOs of a user's agent: `dfst data --agent`)
     reads.npy    uint8 (steps,)     symbol read, all samples concatenated
     writes.npy   uint8 (steps,)     symbol written
     moves.npy    uint8 (steps,)     move index
@@ -49,6 +50,7 @@ from dfst.inputs import parse_json, read_zip_members
 from dfst.outputs import check_output_file, write_atomic
 from dfst.rollout import run_table
 from dfst.tasks.base import Instance, Task, random_operand
+from dfst.tasks.own_agent import reference_json
 
 FORMAT = "dfst-pto"
 VERSION = 1
@@ -76,6 +78,7 @@ class PtoDataset:
     moves: np.ndarray  # uint8 (steps,)
     offsets: np.ndarray  # int64 (samples + 1,)
     alphabet: tuple[str, ...]  # symbol names; index == symbol value in reads/writes
+    agent: dict | None = None  # the agent JSON recorded, when it is not the task's expert (--agent)
 
     @property
     def samples(self) -> int:
@@ -124,7 +127,8 @@ def record_dataset(task: Task, samples: int, max_digits: int, seed: int, min_dig
         task=task.name, base=task.base, k=task.agent.k, d=task.agent.d, seed=seed,
         sampling={"rule": SAMPLING_RULE, "min_digits": min_digits, "max_digits": max_digits},
         operands=operands, reads=steps[:, 0].copy(), writes=steps[:, 1].copy(), moves=steps[:, 2].copy(),
-        offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), alphabet=task.alphabet)
+        offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), alphabet=task.alphabet,
+        agent=reference_json(task))
 
 
 def record_dataset_file(task: Task, samples: int, max_digits: int, seed: int, out: str | Path, *,
@@ -156,7 +160,8 @@ def sample_instance(task: Task, rng: np.random.Generator, min_digits: int, max_d
 def _record(task: Task, inst: Instance) -> np.ndarray:
     run = run_table(task.agent, task.layout(inst), task.max_steps(inst), record=True)
     if run.outcome != Outcome.HALTED:
-        raise DfstError(f"the {task.name} expert did not halt on {inst.a} and {inst.b} "
+        raise DfstError(f"the {task.name} {'agent' if task.reference == 'agent' else 'expert'} did not halt "
+                        f"on {inst.a} and {inst.b} "
                         f"({run.outcome} after {run.steps} steps)")
     return run.trace
 
@@ -181,7 +186,8 @@ def _meta(ds: PtoDataset) -> dict:
     return {"format": FORMAT, "version": VERSION, "task": ds.task, "base": ds.base, "k": ds.k, "d": ds.d,
             "seed": ds.seed, "sampling": ds.sampling, "samples": ds.samples, "steps": ds.steps,
             "alphabet": list(ds.alphabet), "moves": list(MOVES),
-            "operands": [list(pair) for pair in ds.operands], "dfst_version": dfst.__version__}
+            "operands": [list(pair) for pair in ds.operands], "dfst_version": dfst.__version__} | (
+                {"agent": ds.agent} if ds.agent is not None else {})
 
 
 def _arrays(ds: PtoDataset) -> tuple[np.ndarray, ...]:
@@ -205,7 +211,7 @@ def load_dataset(path: str | Path) -> PtoDataset:
         task=meta["task"], base=meta["base"], k=meta["k"], d=meta["d"], seed=meta["seed"],
         sampling=meta["sampling"], operands=[(a, b) for a, b in meta["operands"]],
         reads=arrays[0], writes=arrays[1], moves=arrays[2], offsets=offsets,
-        alphabet=tuple(meta["alphabet"]))
+        alphabet=tuple(meta["alphabet"]), agent=meta.get("agent"))
     _check_consistent(path, ds, meta)
     return ds
 
@@ -260,6 +266,8 @@ def _meta_problem(meta: dict) -> str | None:
         return "has operands that are not a list of [a, b] string pairs"
     if len(ops) != meta["samples"]:
         return f"lists {len(ops)} operand pairs for {meta['samples']} samples"
+    if not isinstance(meta.get("agent", {}), dict):
+        return "has an agent that is not an agent JSON object"
     return None
 
 
@@ -328,7 +336,9 @@ def summarize(ds: PtoDataset) -> dict:
     triples = (ds.reads.astype(np.int64) * ds.k + ds.writes) * len(MOVES) + ds.moves
     counts = np.bincount(ds.moves, minlength=len(MOVES))
     return {
-        "task": ds.task, "base": ds.base, "k": ds.k, "d": ds.d, "seed": ds.seed, "sampling": ds.sampling,
+        "task": ds.task, "reference": "task" if ds.agent is None else "agent",
+        **({"agent": ds.agent.get("name", "agent")} if ds.agent is not None else {}),
+        "base": ds.base, "k": ds.k, "d": ds.d, "seed": ds.seed, "sampling": ds.sampling,
         "samples": ds.samples, "steps": ds.steps,
         "steps_min": int(lengths.min()), "steps_mean": float(lengths.mean()), "steps_max": int(lengths.max()),
         "digits_min": min(digits), "digits_max": max(digits),
@@ -342,13 +352,18 @@ def dataset_instances(task: Task, ds: PtoDataset, source: str = "the dataset") -
     (so the rules the replay uses are the rules the PTOs exercise)."""
     if ds.task != task.name:
         raise DfstError(f"{source} holds {ds.task} PTOs, not {task.name}")
+    if ds.agent != reference_json(task):
+        hint = "drop --agent" if ds.agent is None else "give --agent FILE, the agent they were recorded from"
+        raise DfstError(f"{source} holds PTOs of {_whose(ds.agent, ds.task)}, not of "
+                        f"{_whose(reference_json(task), task.name)} "
+                        f"({hint})")
     instances = []
     for i, (a, b) in enumerate(ds.operands):
         inst = Instance(check_operand(a, task.base, f"{source}: operand"),
                         check_operand(b, task.base, f"{source}: operand"), "data")
         run = run_table(task.agent, task.layout(inst), task.max_steps(inst), record=True)
         if not np.array_equal(run.trace, ds.trace(i)):
-            raise DfstError(f"{source}: sample {i} ({a}, {b}) is not the {task.name} expert's run")
+            raise DfstError(f"{source}: sample {i} ({a}, {b}) is not {_whose(ds.agent, task.name)}'s run")
         instances.append(inst)
     return instances
 
@@ -360,5 +375,18 @@ def inspect_dataset(path: str | Path) -> dict:
 
     dataset = load_dataset(path)
     if dataset.task in TASKS:
-        dataset_instances(TASKS[dataset.task], dataset, f"dataset {path}")
+        dataset_instances(dataset_task(dataset, f"dataset {path}"), dataset, f"dataset {path}")
     return summarize(dataset) | {"expert_runs_checked": dataset.task in TASKS}
+
+
+def dataset_task(ds: PtoDataset, source: str = "the dataset") -> Task:
+    """The task whose PTOs `ds` holds: the registered one, with the recorded agent as its expert."""
+    from dfst.tasks import get_task
+    from dfst.tasks.own_agent import agent_task_from_dict
+
+    task = get_task(ds.task)
+    return task if ds.agent is None else agent_task_from_dict(task, ds.agent, f"the agent of {source}")
+
+
+def _whose(agent: dict | None, task: str) -> str:
+    return f"the {task} expert" if agent is None else f"agent {agent.get('name', 'agent')!r}"

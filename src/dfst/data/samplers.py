@@ -17,6 +17,7 @@ from dfst.data.pto import PtoDataset, record_dataset
 from dfst.errors import DfstError
 from dfst.rollout import run_table
 from dfst.tasks import Instance, Task
+from dfst.tasks.own_agent import reference_json
 
 
 def record_instances(task: Task, instances: list[Instance], seed: int, sampling: dict) -> PtoDataset:
@@ -25,7 +26,8 @@ def record_instances(task: Task, instances: list[Instance], seed: int, sampling:
     for inst in instances:
         run = run_table(task.agent, task.layout(inst), task.max_steps(inst), record=True)
         if run.trace.shape[0] == 0 or run.trace[-1, 2] != STOP:
-            raise DfstError(f"the {task.name} expert did not halt on {inst.a} and {inst.b}")
+            raise DfstError(f"the {task.name} {'agent' if task.reference == 'agent' else 'expert'} did not "
+                            f"halt on {inst.a} and {inst.b}")
         traces.append(run.trace)
     steps = np.concatenate(traces)
     lengths = np.array([len(t) for t in traces], dtype=np.int64)
@@ -33,7 +35,7 @@ def record_instances(task: Task, instances: list[Instance], seed: int, sampling:
                       sampling=sampling, operands=[(i.a, i.b) for i in instances],
                       reads=steps[:, 0].copy(), writes=steps[:, 1].copy(), moves=steps[:, 2].copy(),
                       offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
-                      alphabet=task.alphabet)
+                      alphabet=task.alphabet, agent=reference_json(task))
 
 
 def cover_dataset(task: Task, samples: int, max_digits: int, seed: int) -> PtoDataset:

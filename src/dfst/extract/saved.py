@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from dfst.automata import Transducer, save_transducer
+from dfst.automata import save_transducer
 from dfst.errors import DfstError
 from dfst.extract import DEFAULT_METHOD, NEEDS_MODEL, NEEDS_PTOS, Extraction, extract
 from dfst.targets import Target, resolve, run_data
+from dfst.tasks.base import Task
 
 AGENT_FILE = "agent.json"
 
@@ -24,23 +25,24 @@ class Found:
 
     extraction: Extraction
     target: Target
-    task: str
+    task: Task  # with --agent (or a model of an agent), the agent as its expert
     method: str
     source: str  # what was read, in words: the model (and whose PTOs), or the PTOs alone
 
 
 def extract_from(path: str | Path, method: str | None = None, *, data: str | Path | None = None,
-                 task: str | None = None, agent: Transducer | None = None) -> Found:
-    """The automaton read off the model at `path` (a run directory: its trained weights)."""
+                 task: str | None = None, agent_file: str | Path | None = None) -> Found:
+    """The automaton read off the model at `path` (a run directory: its trained weights), with the
+    states named after the task's expert (or `agent_file`'s agent, or the agent the model imitates)."""
     from dfst.checkpoint import load_checkpoint
     from dfst.data import load_dataset
-    from dfst.tasks import get_task
+    from dfst.tasks.own_agent import checkpoint_task
 
     target = resolve(path)
     method = method or (DEFAULT_METHOD if target.run or data is not None else "lockstep")
     model, config = load_checkpoint(target.checkpoint)
-    task_name = task or config["task"]
-    reference = agent or get_task(task_name).agent
+    the_task = checkpoint_task(config, task, agent_file)
+    reference = the_task.agent
     source = data if data is not None else (run_data(target.run) if target.run else None)
     if method in NEEDS_PTOS and source is None:
         raise DfstError(f"extraction method {method!r} reads PTOs: {path} is a checkpoint, pass --data FILE")
@@ -51,17 +53,20 @@ def extract_from(path: str | Path, method: str | None = None, *, data: str | Pat
         hint = "" if target.run or data is not None else "; try --method merge --data FILE (the PTOs)"
         raise DfstError(f"{exc}{hint}") from None
     read = f"the PTOs {source}" if method not in NEEDS_MODEL else target.describe()
-    return Found(found, target, task_name, method, read)
+    return Found(found, target, the_task, method, read)
 
 
-def save_extraction(found: Extraction, out: str | Path, *, task: str, provenance: dict,
+def save_extraction(found: Extraction, out: str | Path, *, task: Task, provenance: dict,
                     overwrite: bool = False) -> Path:
-    """The automaton compiled to an exact one-hot DFST checkpoint in `out`, with its agent JSON."""
+    """The automaton compiled to an exact one-hot DFST checkpoint in `out`, with its agent JSON (and
+    the agent it imitates, when that is not the task's expert)."""
     from dfst.checkpoint import save_checkpoint
     from dfst.compile import compile_agent
+    from dfst.tasks.own_agent import reference_json
 
     out = Path(out)
-    save_checkpoint(compile_agent(found.agent, task=task), out, provenance, overwrite=overwrite)
+    save_checkpoint(compile_agent(found.agent, task=task.name), out, provenance, overwrite=overwrite,
+                    reference=reference_json(task))
     save_transducer(found.agent, out / AGENT_FILE)
     return out
 

@@ -45,9 +45,15 @@ class Task:
     hard: Callable[[int, int], list[Instance]]
     step_bound: Callable[[int, int, int], int]  # (len a, len b, base) -> steps the expert needs, at most
 
+    reference = "task"  # what `expected` answers: "task" (Python's integers) or "agent" (own_agent.py)
+
     @cached_property
     def agent(self) -> Transducer:
         return self.build_agent(self.base)
+
+    def describe(self) -> dict:
+        """What reports say about the reference answer (an `AgentTask` says which agent)."""
+        return {"reference": self.reference}
 
     @property
     def alphabet(self) -> tuple[str, ...]:

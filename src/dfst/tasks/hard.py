@@ -10,6 +10,10 @@ from __future__ import annotations
 from dfst.arith import digit_symbols
 from dfst.tasks.base import Instance
 
+# Which hard set a stored result was evaluated with: 2 added the carries past the shorter operand
+# (`_past_the_shorter`), which the mutation bench showed missing.
+HARD_SET_VERSION = 2
+
 
 def _patterns(n: int, base: int) -> dict[str, str]:
     """Named n-digit operands (n >= 1)."""
@@ -54,7 +58,26 @@ def hard_addition(n: int, base: int) -> list[Instance]:
         ("no_carry_all_max", p["cycle"], _complement(p["cycle"], base)),
         ("leading_zeros", p["leading_zeros_two"], p["leading_zeros_two"]),
     ]
+    cases += _past_the_shorter(n, base)
     return [Instance(a, b, name) for name, a, b in cases]
+
+
+def _past_the_shorter(n: int, base: int) -> list[tuple[str, str, str]]:
+    """Carries out of the shorter operand (81 + 9), both ways round: for every digit d, a carry
+    arrives at d where the other operand has ended and the longer one goes on past it (1 d 1…1 +
+    9…9), and a carry runs into the longer operand's leading zeros (9…9 + 0…01). The mutation
+    bench (`dfst bench mutations`) found rules that only these reach."""
+    d = digit_symbols(base)
+    if n < 2:
+        return []
+    top, cases = d[-1], []
+    for digit in d:
+        a = (d[1] + digit + d[1] * (n - 2)) if n >= 3 else digit + d[1]
+        b = top * (n - 2 if n >= 3 else 1)
+        cases += [(f"carry_past_short_{digit}", a, b), (f"carry_past_short_{digit}_swapped", b, a)]
+    low = d[0] * (n - 1) + d[1]
+    return cases + [("carry_into_leading_zeros", top * (n - 1), low),
+                    ("carry_into_leading_zeros_swapped", low, top * (n - 1))]
 
 
 def hard_multiplication(n: int, base: int) -> list[Instance]:

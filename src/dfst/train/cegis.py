@@ -28,7 +28,8 @@ from dfst.inputs import read_json_file
 from dfst.outputs import file_kind, is_temp_of, remove_own_file, write_atomic
 from dfst.rollout import DfstWeights
 from dfst.run_guard import LOCK_FILE, run_lock
-from dfst.tasks import Instance, Task, get_task
+from dfst.tasks import Instance, Task
+from dfst.tasks.own_agent import resolve_task
 from dfst.train.config import TrainConfig
 from dfst.train.loop import train
 from dfst.train.rundir import check_run_dir, clear_run, foreign_paths
@@ -59,7 +60,7 @@ def train_until_certified(cfg: TrainConfig, out: str | Path, *, max_rounds: int 
                           command: str | None = None, force: bool = False) -> dict:
     """Rounds of train + certify; returns {"certified", "samples", "rounds", "model"}. With `force`,
     the rounds of an earlier loop in `out` are removed first (`own_rounds`: nothing else is)."""
-    task, out = get_task(cfg.task), Path(out)
+    task, out = resolve_task(cfg.task, cfg.agent), Path(out)
     # the rounds certify the automaton read off each run: fine-tuning the raw weights (minutes per
     # round) would not change it, so the loop trains without that phase
     cfg = replace(cfg, finetune=False)

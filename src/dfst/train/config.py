@@ -62,6 +62,8 @@ class DataConfig:
     seed: int = setting(0, "Seed of the data, the initialisation, the batches and the noise.", low=0)
     sampler: str = setting("cover", "cover (every expert rule first), pairs (every rule and pair of "
                            "consecutive rules first) or uniform.")
+    agent: str | None = setting(None, "Agent JSON to learn instead of the task's expert (on the task's "
+                                "layout); the model is scored against the agent's own answers.")
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -187,7 +189,7 @@ FLAT_ORDER = ("task", "samples", "max_digits", "seed", "sampler", "d", "iters", 
               "forward", "eval_every", "eval_digits", "eval_random", "target_digits", "checkpoint_every",
               "log_every", "threads", "restarts",
               "finetune", "finetune_adam", "finetune_plain", "finetune_lbfgs", "finetune_damping",
-              "finetune_centres", "finetune_margin", "finetune_frozen")
+              "finetune_centres", "finetune_margin", "finetune_frozen", "agent")
 # Fields added after version 1: left out of `to_dict` while at their default, so that the config.json of
 # an old run, and every key reproduce hashes, stay byte for byte what they were.
 LATER_FIELDS = FLAT_ORDER[FLAT_ORDER.index("finetune"):]
@@ -238,7 +240,7 @@ class TrainConfig:
 
     def to_dict(self) -> dict:
         """The config as flat JSON-ready fields: what config.json stores and reproduce's keys hash."""
-        defaults = {f.name: default_of(f) for f in fields(TuningConfig)}
+        defaults = {f.name: default_of(f) for f in flat_fields()}
         return json.loads(json.dumps({name: getattr(self, name) for name in FLAT_ORDER
                                       if name not in LATER_FIELDS or getattr(self, name) != defaults[name]}))
 

@@ -75,20 +75,19 @@ def finetune(run_dir: str | Path, out_dir: str | Path, cfg: FinetuneConfig | Non
     `progress(record)` gets {"phase", "iteration", "iters"} as the phases go."""
     from dfst.checkpoint import save_checkpoint
     from dfst.outputs import make_directory, remove_own_file, write_atomic
-    from dfst.tasks import get_task
+    from dfst.tasks.own_agent import reference_json
 
     cpu_start, clock = time.process_time(), time.perf_counter()
     cfg = cfg or FinetuneConfig()
     run, out = Path(run_dir), Path(out_dir)
-    task_name, model, data = read_run(run)
+    task, model, data = read_run(run)
     check_out_dir(out, force=force)
-    task = get_task(task_name)
     model, info = tune(model, data, task, cfg, progress)
     provenance = {"source": "finetune", "run": str(run), "config": asdict(cfg), "blocks": info["blocks"],
                   "residual": info["after"]["residual"], "residual_max": info["after"]["residual_max"]}
     make_directory(out)
     remove_own_file(out / SUMMARY_FILE)  # no summary of old weights next to the new ones
-    save_checkpoint(model, out / MODEL_DIR, provenance, overwrite=force)
+    save_checkpoint(model, out / MODEL_DIR, provenance, overwrite=force, reference=reference_json(task))
     summary = {"format": FORMAT, "version": 1, "run": str(run), "task": task.name,
                "model": str(out / MODEL_DIR), "config": asdict(cfg), **info,
                "seconds": round(time.perf_counter() - clock, 3),
@@ -133,10 +132,12 @@ def tune(model, data, task, cfg: FinetuneConfig, progress=None) -> tuple:
 
 def read_run(run: Path):
     """(task, kept model as training left it, training PTOs) of a finished `dfst train` run, its files
-    checked against the run's manifest; anything else is a one-line DfstError."""
+    checked against the run's manifest; anything else is a one-line DfstError. The task has the
+    agent the run learned (`--agent`) as its expert."""
     from dfst.checkpoint import load_checkpoint
     from dfst.data import load_dataset
     from dfst.outputs import file_kind
+    from dfst.tasks.own_agent import checkpoint_task
     from dfst.train.rundir import CONFIG_FILE, DATA_FILE, RUN_FORMAT, TRAINED_DIR, check_run_files, read_json
 
     kind = file_kind(run)
@@ -150,11 +151,11 @@ def read_run(run: Path):
     check_run_files(run, config)
     # a run trained with the phase already holds fine-tuned weights in model/: start from training's
     trained = run / TRAINED_DIR
-    model, _ = load_checkpoint(trained if file_kind(trained) == "directory" else run / MODEL_DIR)
+    model, saved = load_checkpoint(trained if file_kind(trained) == "directory" else run / MODEL_DIR)
     data = load_dataset(run / DATA_FILE)
     if model.config.task is None or model.config.task != data.task:
         raise DfstError(f"{run}: the model's task {model.config.task} is not its data's {data.task}")
-    return data.task, model, data
+    return checkpoint_task(saved), model, data
 
 
 def check_out_dir(out: Path, *, force: bool) -> None:

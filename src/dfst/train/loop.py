@@ -32,7 +32,7 @@ from dfst.data import SAMPLERS, PtoDataset, summarize
 from dfst.errors import DfstError
 from dfst.model import DFST, INITS, DFSTConfig, Population
 from dfst.run_guard import record_paths, run_lock
-from dfst.tasks import get_task
+from dfst.tasks.own_agent import reference_json, resolve_task
 from dfst.train.batches import Sequences, batch_rows, bucket_rows, dataset_sha256, step_noise
 from dfst.train.config import TrainConfig
 from dfst.train.evaluation import best_robust, evaluate_model, extract_or_none
@@ -95,7 +95,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
     iteration with the iteration's record (iteration, iters, loss, lr, seconds, eval if evaluated).
     """
     cpu_start = time.process_time()
-    task = get_task(cfg.task)
+    task = resolve_task(cfg.task, cfg.agent)
     data = SAMPLERS[cfg.sampler](task, cfg.samples, cfg.max_digits, cfg.seed) if data is None else data
     if data.task != task.name or data.k != len(task.alphabet):
         raise DfstError(f"the training data is for task {data.task} (k={data.k}), not {task.name}")
@@ -122,7 +122,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
 def _train_loop(cfg: TrainConfig, out: Path, data: PtoDataset, run_info: dict, *, resume: bool,
                 progress: Callable[[dict], None] | None, cpu_start: float) -> dict:
     """The loop of `train` in the prepared (and locked) run directory `out`."""
-    task = get_task(cfg.task)
+    task = resolve_task(cfg.task, cfg.agent)
     k, d = run_info["model"]["k"], run_info["model"]["d"]
     if not (out / DATA_FILE).exists():
         from dfst.data import save_dataset
@@ -225,7 +225,8 @@ def _finish(out: Path, model: DFST, cfg: TrainConfig, run_info: dict, done: int,
                   "final_loss": loss, "stopped_by": stopped_by, "data": run_info["data"],
                   "command": run_info["command"], "restart": restarts["chosen"]}
     remove_final_outputs(out)
-    save_checkpoint(model, out / MODEL_DIR, provenance, overwrite=True)
+    save_checkpoint(model, out / MODEL_DIR, provenance, overwrite=True,
+                    reference=reference_json(resolve_task(cfg.task, cfg.agent)))
     extracted = _save_extraction(out, model, cfg, data) if cfg.extract else None
     record_paths(out, MODEL_DIR, EXTRACTED_DIR)  # checked once summary.json says the run is finished
     summary = {"task": cfg.task, "out": str(out), "model": str(out / MODEL_DIR), **run_info["model"],
@@ -241,9 +242,10 @@ def _save_extraction(out: Path, model: DFST, cfg: TrainConfig, data: PtoDataset)
     """The automaton read off the kept model, compiled to exact weights in out/extracted/."""
     from dfst.extract.saved import save_extraction
 
-    found = extract_or_none(model, data, get_task(cfg.task))
+    task = resolve_task(cfg.task, cfg.agent)
+    found = extract_or_none(model, data, task)
     if found is None:
         return None
     provenance = {"source": "extract", "run": str(out), "radius": found.radius, "rules": found.pairs}
-    save_extraction(found, out / EXTRACTED_DIR, task=cfg.task, provenance=provenance, overwrite=True)
+    save_extraction(found, out / EXTRACTED_DIR, task=task, provenance=provenance, overwrite=True)
     return {"model": str(out / EXTRACTED_DIR), "states": found.agent.d, "rules": found.pairs}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from dfst.data import PtoDataset
 from dfst.errors import DfstError
-from dfst.tasks import get_task
+from dfst.tasks.own_agent import reference_json, resolve_task
 from dfst.train.config import TrainConfig
 from dfst.train.rundir import MODEL_DIR, SUMMARY_FILE, TRAINED_DIR, check_checkpoint_dir, write_run_json
 
@@ -46,12 +46,13 @@ def finetune_phase(out: Path, cfg: TrainConfig, summary: dict, data: PtoDataset,
     from dfst.train.finetune import tune
 
     cpu_start, clock = time.process_time(), time.perf_counter()
+    task = resolve_task(cfg.task, cfg.agent)
+    reference = reference_json(task)
     model, provenance = _trained_model(out)
     if model is None:  # first time: keep the trained weights before model/ is replaced
         model, provenance = _load(out / MODEL_DIR)
-        save_checkpoint(model, out / TRAINED_DIR, provenance, overwrite=True)
+        save_checkpoint(model, out / TRAINED_DIR, provenance, overwrite=True, reference=reference)
         record_paths(out, TRAINED_DIR)
-    task = get_task(cfg.task)
     schedule = finetune_config(cfg)
     try:
         model, info = tune(model, data, task, schedule, progress)
@@ -62,7 +63,7 @@ def finetune_phase(out: Path, cfg: TrainConfig, summary: dict, data: PtoDataset,
         provenance |= {"finetune": asdict(schedule), "residual_max": info["after"]["residual_max"]}
     check_checkpoint_dir(out / MODEL_DIR)  # only a checkpoint's own files, no links: then replace it
     remove_own_tree(out / MODEL_DIR)  # (a phase cut short may have left fine-tuned weights there)
-    save_checkpoint(model, out / MODEL_DIR, provenance)
+    save_checkpoint(model, out / MODEL_DIR, provenance, reference=reference)
     record_paths(out, MODEL_DIR)
     if "error" not in info:
         info["eval_plain"] = plain_closed_loop(model, task, cfg)

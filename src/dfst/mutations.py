@@ -1,0 +1,169 @@
+"""Mutation testing of the evaluation protocol: does the hard set catch every wrong expert?
+
+A mutant is the task's expert with one rule rewired: its written symbol, its move or its next state
+changed (halting rules keep their move S and the final state, so only their write changes). The
+protocol (hard instances + 10 random pairs per length, `dfst.evaluate.level_instances`, seed 0) at
+3, 30 and 300 digits *kills* a mutant when some instance's answer is wrong or the run does not halt.
+A mutant the protocol misses is then
+
+- *equivalent*, proved: the mutant compiled to a DFST is CERTIFIED against the expert for every
+  length (`dfst.certify`): no grid run ever reads the rewired rule differently;
+- a *blind spot*: an instance of at most 300 digits kills it (from the certifier's counterexample
+  or from a search: every pair up to `EXHAUSTIVE_PAIRS` pairs, then seeded random pairs of unequal
+  lengths up to 300 digits), which the protocol should have had;
+- *unknown*: neither.
+
+The mutation score is killed / (killed + blind spots); equivalent mutants do not count against it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import product
+
+import numpy as np
+
+from dfst.automata import HALT_MOVE, Rule, Transducer, make_transducer
+from dfst.evaluate import EvalConfig, level_instances
+from dfst.grid.world import Outcome
+from dfst.rollout import run_table
+from dfst.tasks.base import Instance, Task, random_operand
+
+PROTOCOL_DIGITS = (3, 30, 300)
+SEARCH_RANDOM = 300  # random pairs of the search, lengths 1..MAX_SEARCH_DIGITS
+MAX_SEARCH_DIGITS = 300
+EXHAUSTIVE_PAIRS = 20_000  # every operand pair up to the longest length whose pairs fit
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """The expert with rule (state, read)'s `field` set to `value`."""
+
+    state: str
+    read: str
+    field: str  # "write", "move" or "next"
+    value: str
+
+    def __str__(self) -> str:
+        return f"({self.state}, {self.read}) {self.field} -> {self.value}"
+
+    def apply(self, agent: Transducer) -> Transducer:
+        rules = dict(agent.rules)
+        rule = rules[(self.state, self.read)]
+        rules[(self.state, self.read)] = Rule(**{**rule.__dict__, self.field: self.value})
+        return make_transducer(agent.states, agent.alphabet, rules.values(), initial=agent.initial,
+                               final=agent.final, blank=agent.blank, name=f"{agent.name}-mutant")
+
+
+def mutants(agent: Transducer) -> list[Mutant]:
+    """Every single-rule rewiring that is still a valid agent, in the agent's rule order."""
+    found = []
+    for (state, read), rule in sorted(agent.rules.items(), key=lambda item: _order(agent, item[0])):
+        found += [Mutant(state, read, "write", s) for s in agent.alphabet if s != rule.write]
+        if rule.move == HALT_MOVE:
+            continue
+        found += [Mutant(state, read, "move", m) for m in "UDLR" if m != rule.move]
+        found += [Mutant(state, read, "next", q) for q in agent.states if q not in (rule.next, agent.final)]
+    return found
+
+
+def _order(agent: Transducer, key: tuple[str, str]) -> tuple[int, int]:
+    return agent.states.index(key[0]), agent.alphabet.index(key[1])
+
+
+def kills(task: Task, agent: Transducer, instance: Instance) -> bool:
+    """Whether `agent`'s run on `instance` is wrong: no halt, or not the task's answer."""
+    layout = task.layout(instance)
+    run = run_table(agent, layout, task.max_steps(instance))
+    if run.outcome != Outcome.HALTED:
+        return True
+    return task.read_answer(run.cells, layout.answer) != task.expected(instance)
+
+
+def protocol_kill(task: Task, agent: Transducer, lengths=PROTOCOL_DIGITS) -> int | None:
+    """The first protocol length at which some instance kills `agent`; None if none does."""
+    cfg = EvalConfig(digits=tuple(lengths))
+    for n in lengths:
+        if any(kills(task, agent, inst) for inst in level_instances(task, n, cfg)):
+            return n
+    return None
+
+
+def search_instances(task: Task, seed: int = 0) -> list[Instance]:
+    """The search for a killing instance: every pair up to the longest length whose pairs number at
+    most EXHAUSTIVE_PAIRS (leading zeros included), then seeded random pairs of unequal lengths."""
+    digits = [task.alphabet[i] for i in range(task.base)]
+    n = 1
+    while sum(task.base ** k for k in range(1, n + 2)) ** 2 <= EXHAUSTIVE_PAIRS:
+        n += 1
+    strings = ["".join(p) for k in range(1, n + 1) for p in product(digits, repeat=k)]
+    found = [Instance(a, b, "exhaustive") for a in strings for b in strings]
+    rng = np.random.default_rng(seed)
+    for _ in range(SEARCH_RANDOM):  # lengths log-uniform in 1..MAX_SEARCH_DIGITS, drawn apart
+        la, lb = (max(1, int(x)) for x in np.exp(rng.uniform(0, np.log(MAX_SEARCH_DIGITS), size=2)).round())
+        a, b = random_operand(rng, la, task.base), random_operand(rng, lb, task.base)
+        found.append(Instance(a, b, "random"))
+    return found
+
+
+STATUSES = ("killed", "equivalent", "blind spot", "unknown")
+
+
+@dataclass
+class Verdict:
+    mutant: Mutant
+    status: str  # "killed", "equivalent", "blind spot", "unknown"
+    detail: str  # the killing length, the certificate, or the instance
+
+
+def judge(task: Task, mutant: Mutant, search: Callable[[], list[Instance]]) -> Verdict:
+    """The protocol first; a survivor is given to the certifier, then searched (`search()`)."""
+    from dfst.certify import certify
+    from dfst.compile import compile_agent
+    from dfst.rollout import DfstWeights
+
+    agent = mutant.apply(task.agent)
+    length = protocol_kill(task, agent)
+    if length is not None:
+        return Verdict(mutant, "killed", f"at {length} digits")
+    result = certify(DfstWeights.of(*compile_agent(agent).numpy_weights()), task)
+    if result.verdict == "CERTIFIED" and result.max_digits is None:
+        return Verdict(mutant, "equivalent", "CERTIFIED against the expert for every length")
+    instance = (result.counterexample or {}).get("instance")
+    if instance and not instance.get("closed_loop_exact", True):
+        return Verdict(mutant, "blind spot", f"{instance['a']} and {instance['b']} (certify's instance)")
+    instances = search()
+    for inst in instances:
+        if kills(task, agent, inst):
+            return Verdict(mutant, "blind spot", f"{inst.a} and {inst.b} ({inst.name} search)")
+    departs = f"its run departs from the expert's on {instance['a']} and {instance['b']} with the answer " \
+        "exact" if instance else f"certify: {result.verdict}"
+    return Verdict(mutant, "unknown", f"{departs}; no wrong answer on any of {len(instances):,} instances "
+                   f"searched (every pair up to {max(len(i.a) for i in instances if i.name == 'exhaustive')} "
+                   f"digits, {SEARCH_RANDOM} random up to {MAX_SEARCH_DIGITS})")
+
+
+def mutation_report(task: Task, progress: Callable[[int, int], None] | None = None) -> dict:
+    """Every mutant of the task's expert judged: the counts, the score and the survivors."""
+    start = time.process_time()
+    found, cache = mutants(task.agent), []
+
+    def search() -> list[Instance]:
+        if not cache:
+            cache.extend(search_instances(task))
+        return cache
+
+    verdicts = []
+    for i, mutant in enumerate(found):
+        verdicts.append(judge(task, mutant, search))
+        if progress is not None:
+            progress(i + 1, len(found))
+    counts = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
+    killable = counts["killed"] + counts["blind spot"]
+    return {"task": task.name, "mutants": len(found), **counts,
+            "score": round(counts["killed"] / killable, 4) if killable else 1.0,
+            "protocol_digits": list(PROTOCOL_DIGITS), "cpu_seconds": round(time.process_time() - start, 1),
+            "survivors": [{"mutant": str(v.mutant), "status": v.status, "why": v.detail}
+                          for v in verdicts if v.status != "killed"]}

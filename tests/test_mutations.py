@@ -1,0 +1,52 @@
+"""Mutation testing of the protocol (`dfst bench mutations`): every single-rule rewiring of an
+expert that gives a wrong answer on some instance must fail the protocol at 3, 30 or 300 digits."""
+
+from __future__ import annotations
+
+from cli_helpers import run_json
+from dfst.mutations import Mutant, judge, kills, mutants, protocol_kill, search_instances
+from dfst.tasks import TASKS
+from dfst.tasks.base import Instance
+
+ADD2 = TASKS["add2"]
+
+
+def test_every_single_rule_rewiring_is_a_mutant_once():
+    found = mutants(ADD2.agent)
+    halting = [key for key, r in ADD2.agent.rules.items() if r.move == "S"]
+    # a write changes to 2 other symbols; a non-halting rule also to 3 other moves and 7 other states
+    assert len(found) == len(halting) * 2 + (len(ADD2.agent.rules) - len(halting)) * (2 + 3 + 7) == 258
+    assert len(set(found)) == len(found)
+    for mutant in found[:40]:
+        agent = mutant.apply(ADD2.agent)
+        changed = [key for key in ADD2.agent.rules if agent.rules[key] != ADD2.agent.rules[key]]
+        assert changed == [(mutant.state, mutant.read)]
+        assert getattr(agent.rules[changed[0]], mutant.field) == mutant.value
+
+
+def test_the_carry_past_the_shorter_operand_is_in_the_hard_set():
+    """sum1 reading a blank mid-number (101 + 1): missed by hard set 1, which the bench found."""
+    agent = Mutant("sum1", "_", "next", "add0").apply(ADD2.agent)
+    assert kills(ADD2, agent, Instance("101", "1")) and not kills(ADD2, ADD2.agent, Instance("101", "1"))
+    assert protocol_kill(ADD2, agent) == 3
+    names = {i.name for i in ADD2.hard_instances(5)}
+    assert {"carry_past_short_0", "carry_past_short_1_swapped", "carry_into_leading_zeros"} <= names
+
+
+def test_a_survivor_that_only_changes_the_policy_is_unknown_with_its_reason():
+    searched = []
+
+    def search():
+        searched.extend(search_instances(ADD2)) if not searched else None
+        return searched
+
+    verdict = judge(ADD2, Mutant("add0", "0", "write", "1"), search)  # rewrites a digit never read again
+    assert verdict.status == "unknown" and "answer exact" in verdict.detail and "6 digits" in verdict.detail
+    assert judge(ADD2, Mutant("carry", "1", "write", "1"), search).status == "killed"
+
+
+def test_the_add2_protocol_kills_every_killable_mutant(capsys):
+    report = run_json(capsys, "bench", "mutations", "add2")
+    assert report["mutants"] == 258 and report["blind spot"] == 0 and report["score"] == 1.0
+    assert report["killed"] + report["equivalent"] + report["unknown"] == 258
+    assert all(s["status"] != "killed" for s in report["survivors"])
