@@ -158,8 +158,9 @@ def test_configure_starts_from_the_tasks_recipe(monkeypatch):
     # --data decides samples and max_digits over the recipe
     cfg, set_by = configure("mult2", {}, set(), operands=[("12", "3")])
     assert (cfg.samples, cfg.max_digits, cfg.sampler) == (1, 2, "pairs") and "--data" in set_by
-    monkeypatch.delitem(config.RECIPES, "add10")  # a task without a recipe: TrainConfig's defaults
-    assert configure("add10", {}, set()) == (TrainConfig(task="add10"), {})
+    monkeypatch.delitem(config.RECIPES, "add10")  # a task without a recipe: add2's, the general one
+    assert configure("add10", {}, set()) == (TrainConfig(task="add10", finetune=True),
+                                             {"recipe": {"add2": {"finetune": True}}})
 
 
 def test_cli_conflicts_are_one_line_errors_and_settings_are_printed(capsys, tmp_path):

@@ -35,6 +35,7 @@ With the default bound (half the RAM: 11.8 GiB here) solve add2 takes up to ~2.6
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -88,15 +89,45 @@ class Estimate:
 
 
 def _geometry(task: Task, n: int, m: int) -> tuple[int, int]:
-    if task.operation not in GEOMETRY:
-        raise DfstError(f"no memory estimate for task operation {task.operation!r}")
-    return GEOMETRY[task.operation](n, m)
+    if task.operation in GEOMETRY:
+        return GEOMETRY[task.operation](n, m)
+    return _measured_geometry(task)(n, m)
+
+
+@functools.cache
+def _measured_geometry(task: Task) -> Callable[[int, int], tuple[int, int]]:
+    """A task of your own: an upper bound on its layout's rows and columns, affine in the longer
+    operand's length L (fitted on layouts of two L-digit operands, L = 4 and 8, and checked at 12,
+    where operands of 12 and 4 digits must fit it too); a layout that grows otherwise is refused."""
+    digit = task.alphabet[task.base - 1]
+
+    def shape(n: int, m: int) -> tuple[int, int]:
+        return task.layout(task.check(digit * n, digit * m)).cells.shape
+
+    (r4, c4), (r8, c8) = shape(4, 4), shape(8, 8)
+
+    def grid(n: int, m: int) -> tuple[int, int]:
+        longer = max(n, m)
+        return r4 + (r8 - r4) * (longer - 4) // 4, c4 + (c8 - c4) * (longer - 4) // 4
+
+    fits = all(a <= b for probe in ((12, 4), (4, 12)) for a, b in zip(shape(*probe), grid(12, 12)))
+    if (r8 - r4) % 4 or (c8 - c4) % 4 or shape(12, 12) != grid(12, 12) or not fits:
+        raise DfstError(f"no memory estimate for task {task.name}: its layout does not grow linearly "
+                        "in the operands' lengths")
+    return grid
+
+
+def _result_digits(task: Task, n: int, m: int) -> int:
+    """Digits of the answer, at most (a task of your own: the width of its layout)."""
+    if task.operation in RESULT_DIGITS:
+        return RESULT_DIGITS[task.operation](n, m)
+    return _geometry(task, n, m)[1]
 
 
 def _run_parts(task: Task, n: int, m: int) -> dict[str, int]:
     """Memory of one run in flight: its grids, and the exact answer and readout of its result."""
     rows, cols = _geometry(task, n, m)
-    result = RESULT_DIGITS[task.operation](n, m)
+    result = _result_digits(task, n, m)
     return {"grid": 2 * rows * cols + LAYOUT_BYTES * (n + m),
             "answer": (EXACT_BYTES + READOUT_BYTES + 2) * result}
 
@@ -110,7 +141,7 @@ def estimate_solve(task: Task, n: int, m: int, *, generate: bool = False,
                    as_json: bool = False) -> Estimate:
     """One run on operands of n and m digits (`generate`: drawn at random; `as_json`: printed)."""
     run = _run_parts(task, n, m)
-    result = RESULT_DIGITS[task.operation](n, m)
+    result = _result_digits(task, n, m)
     parts = {"grid": run["grid"],
              "operands": n + m + (DRAW_BYTES * max(n, m) if generate else 0),
              "answer": run["answer"],
@@ -133,7 +164,7 @@ def estimate_eval(task: Task, n: int, *, random: int, hard: bool, workers: int |
     count += random
     workers = workers or min(count, os.cpu_count() or 1) or 1
     run = _run_parts(task, n, n)
-    result = RESULT_DIGITS[task.operation](n, n)
+    result = _result_digits(task, n, n)
     generate = max(DRAW_BYTES * n if random else 0, HARD_BYTES * n if hard else 0)
     parts = {"grid": workers * run["grid"],
              "operands": hard_held + 2 * n * random + generate + INSTANCE_BYTES * count,

@@ -50,8 +50,17 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def _options(version: bool = typer.Option(False, "--version", callback=_show_version, is_eager=True,
-                                          help="Print dfst's version and exit.")) -> None:
+                                          help="Print dfst's version and exit."),
+             tasks_file: Path = typer.Option(
+                 None, "--tasks-file", metavar="FILE.py",
+                 help="Register the tasks this Python file's TASKS lists (your own code: it is run; "
+                      "also DFST_TASKS_FILE).")) -> None:
     """dfst: exact learning of algorithms by gradient descent."""
+    from dfst.tasks.user import load_tasks_file, load_tasks_from_environment
+
+    load_tasks_from_environment()
+    if tasks_file is not None:
+        load_tasks_file(tasks_file)
 
 
 def fail(message: str, code: int = 2, *, as_json: bool = False) -> int:

@@ -26,7 +26,12 @@ TASKS: dict[str, Task] = {t.name: t for t in (_addition(2), _addition(10),
 
 
 def get_task(name: str) -> Task:
-    """The registered task `name`, or a one-line DfstError listing the known ones."""
+    """The registered task `name` (installed `dfst.tasks` entry points are loaded the first time a
+    name is missing), or a one-line DfstError listing the known ones."""
+    if name not in TASKS:
+        from dfst.tasks.user import load_entry_points
+
+        load_entry_points()
     if name not in TASKS:
         raise DfstError(f"unknown task {name!r} (known: {', '.join(TASKS)})")
     return TASKS[name]

@@ -384,7 +384,7 @@ def recipe_fields(task: str) -> dict[str, Any] | None:
 def configure(task: str, values: dict, given: set[str] | None = None, *, published: bool = False,
               operands: list | None = None) -> tuple[TrainConfig, dict[str, dict]]:
     """The config of a `dfst train` command: `task`'s recipe where it has one (`recipe_fields`;
-    TrainConfig's defaults otherwise), the published recipe (`published`) and a dataset file's
+    add2's, the general one, otherwise), the published recipe (`published`) and a dataset file's
     training set (`operands`) on top, then the options the user gave. `values` are the flat values
     of the options, `given` names the fields the user set (None: all of `values`); the others are
     the options' defaults and are ignored. --published and --data override the task's recipe
@@ -396,8 +396,11 @@ def configure(task: str, values: dict, given: set[str] | None = None, *, publish
     apply; "flags" are the options the user gave)."""
     given = set(values) if given is None else set(given)
     flags = {name: values[name] for name in values if name in given}
-    from_recipe = recipe_fields(task)
-    set_by: dict[str, dict] = {} if from_recipe is None else {"recipe": {task: from_recipe}}
+    # a task without a recipe of its own (your own task: docs/tasks.md) starts from add2's, the
+    # general one (its fine-tuning phase on)
+    owner = task if task in RECIPES else "add2"
+    from_recipe = recipe_fields(owner)
+    set_by: dict[str, dict] = {} if from_recipe is None else {"recipe": {owner: from_recipe}}
     cfg = TrainConfig(task=task, **(from_recipe or {}) | flags)
     if published:
         cfg, set_by["--published"] = with_fields(cfg, PUBLISHED, given, "--published"), PUBLISHED

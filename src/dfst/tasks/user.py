@@ -1,0 +1,142 @@
+"""Tasks of your own (docs/tasks.md): checked against the contract, then registered beside the built-in ones.
+
+A task is a `dfst.tasks.Task`: name, base, the expert (`build_agent(base)`), the layout of an
+instance (`draw(a, b, base)`: grid, head, answer cell), the answer (`answer(a, b, base)`, digits),
+hard instances (`hard(n, base)`), the step bound (`step_bound(len a, len b, base)`); random
+instances come from `Task.random_instances`. They reach dfst three ways:
+
+- `register_task(task)` from Python;
+- a file: `dfst --tasks-file FILE.py ...` or the environment variable DFST_TASKS_FILE, a Python
+  file (your own code: it is run) whose module-level `TASKS` lists them;
+- an installed package's entry point in the group `dfst.tasks`: a list of tasks, or a function
+  returning one (loaded the first time a name is not found).
+
+`register_task` refuses, with the reason, a task that breaks the contract: an alphabet other than
+the base's digits then the blank, a layout whose head or answer cell is off its grid or that holds
+symbols outside the alphabet, an expert that does not halt within the step bound or whose answer
+is not the task's, on the hard instances of 1 to 3 digits and seeded random pairs of 1 to 5.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from dfst.arith import digit_symbols
+from dfst.errors import DfstError
+from dfst.grid.world import Outcome
+from dfst.rollout import run_table
+from dfst.tasks.base import BLANK, Task
+
+ENTRY_POINT_GROUP = "dfst.tasks"
+TASKS_FILE_VARIABLE = "DFST_TASKS_FILE"
+CHECK_RANDOM = 8  # random pairs per length (1..5 digits) in the contract check
+_entry_points_loaded = False
+_sources: dict[str, str] = {}  # task name -> where it was registered from (a file loaded again replaces it)
+
+
+def register_task(task: Task, source: str | None = None) -> Task:
+    """Check `task` against the contract and add it to `dfst.tasks.TASKS`; a one-line DfstError
+    names the first problem. A name is taken once, except by the same `source` again."""
+    from dfst.tasks import TASKS
+
+    if not isinstance(task, Task):
+        raise DfstError(f"not a dfst task: {task!r} (build a dfst.tasks.Task)")
+    taken = task.name in TASKS and TASKS[task.name] is not task
+    if taken and (source is None or _sources.get(task.name) != source):
+        raise DfstError(f"task {task.name!r} is already registered (pick another name)")
+    problem = contract_problem(task)
+    if problem is not None:
+        raise DfstError(f"task {task.name!r} refused: {problem}")
+    TASKS[task.name] = task
+    if source is not None:
+        _sources[task.name] = source
+    if "dfst.grid.gym" in sys.modules:  # its environment too, once gymnasium's registry is loaded
+        sys.modules["dfst.grid.gym"].register_envs()
+    return task
+
+
+def contract_problem(task: Task) -> str | None:
+    """The first way `task` breaks the contract (the module doc), in words, or None."""
+    if not task.name or not task.name.replace("_", "").isalnum():
+        return "its name must be letters, digits and underscores"
+    try:
+        alphabet = task.agent.alphabet
+    except DfstError as exc:
+        return f"its expert is invalid: {exc}"
+    if tuple(alphabet) != (*digit_symbols(task.base), BLANK):
+        return f"its alphabet {list(alphabet)} is not the base-{task.base} digits then the blank {BLANK!r}"
+    for instance in _check_instances(task):
+        problem = _instance_problem(task, instance)
+        if problem is not None:
+            return f"on {instance.a}, {instance.b}: {problem}"
+    return None
+
+
+def _check_instances(task: Task) -> list:
+    found = [inst for n in range(1, 4) for inst in task.hard_instances(n)]
+    return found + [inst for n in range(1, 6) for inst in task.random_instances(n, CHECK_RANDOM, seed=n)]
+
+
+def _instance_problem(task: Task, instance) -> str | None:
+    layout = task.layout(instance)
+    cells = layout.cells
+    if not isinstance(cells, np.ndarray) or cells.ndim != 2 or cells.dtype != np.uint8:
+        return "the layout's cells are not a 2D uint8 array"
+    rows, cols = cells.shape
+    for what, (r, c) in (("head", layout.head), ("answer cell", layout.answer)):
+        if not (0 <= r < rows and 0 <= c < cols):
+            return f"the {what} {(r, c)} is off the {rows}x{cols} grid"
+    if cells.max(initial=0) >= len(task.alphabet):
+        return "the layout holds a symbol outside the alphabet"
+    run = run_table(task.agent, layout, task.max_steps(instance))
+    if run.outcome != Outcome.HALTED:
+        return f"the expert does not halt within the step bound ({run.outcome} after {run.steps:,} steps)"
+    got, want = task.read_answer(run.cells, layout.answer), task.expected(instance)
+    return None if got == want else f"the expert answers {got} where the task expects {want}"
+
+
+def load_tasks_file(path: str | Path) -> list[str]:
+    """Run the Python file `path` (your own code) and register the tasks its `TASKS` lists."""
+    import runpy
+
+    path = Path(path)
+    if not path.is_file():
+        raise DfstError(f"tasks file {path} does not exist or is not a file")
+    try:
+        namespace = runpy.run_path(str(path))
+    except Exception as exc:  # the user's code: any error is theirs to see, in one line
+        raise DfstError(f"tasks file {path} failed to run: {type(exc).__name__}: {exc}") from None
+    tasks = namespace.get("TASKS")
+    if not isinstance(tasks, (list, tuple)) or not tasks:
+        raise DfstError(f"tasks file {path} defines no TASKS list of dfst.tasks.Task")
+    return [register_task(task, str(path.resolve())).name for task in tasks]
+
+
+def load_entry_points() -> list[str]:
+    """Register the tasks of every installed `dfst.tasks` entry point (once per process)."""
+    from importlib.metadata import entry_points
+
+    global _entry_points_loaded
+    if _entry_points_loaded:
+        return []
+    _entry_points_loaded = True
+    names = []
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            found = point.load()
+            tasks = found() if callable(found) else found
+        except Exception as exc:
+            raise DfstError(f"entry point {point.name} ({point.value}) of {ENTRY_POINT_GROUP} failed: "
+                            f"{type(exc).__name__}: {exc}") from None
+        names += [register_task(task).name for task in tasks]
+    return names
+
+
+def load_tasks_from_environment() -> list[str]:
+    """The tasks file DFST_TASKS_FILE names, if it names one."""
+    path = os.environ.get(TASKS_FILE_VARIABLE)
+    return load_tasks_file(path) if path else []
