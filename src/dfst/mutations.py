@@ -6,12 +6,13 @@ protocol (hard instances + 10 random pairs per length, `dfst.evaluate.level_inst
 3, 30 and 300 digits *kills* a mutant when some instance's answer is wrong or the run does not halt.
 A mutant the protocol misses is then
 
-- *equivalent*, proved: the mutant compiled to a DFST is CERTIFIED against the expert for every
-  length (`dfst.certify`): no grid run ever reads the rewired rule differently;
-- a *blind spot*: an instance of at most 300 digits kills it (from the certifier's counterexample
-  or from a search: every pair up to `EXHAUSTIVE_PAIRS` pairs, then seeded random pairs of unequal
-  lengths up to 300 digits), which the protocol should have had;
-- *unknown*: neither.
+- a *blind spot*: an instance of at most 300 digits kills it, which the protocol should have had
+  (found by a search: every pair up to `EXHAUSTIVE_PAIRS` pairs, then seeded random pairs of
+  unequal lengths up to 300 digits);
+- *equivalent*, proved: the mutant compiled to a DFST never leaves the expert's policy in lockstep,
+  and is CERTIFIED against it for every length (`dfst.certify`);
+- *unknown*: neither; the report gives the symbol path where the policies part (typically a
+  rewired write on a cell nothing reads again: the trace changes, the answer does not).
 
 The mutation score is killed / (killed + blind spots); equivalent mutants do not count against it.
 """
@@ -119,8 +120,12 @@ class Verdict:
 
 
 def judge(task: Task, mutant: Mutant, search: Callable[[], list[Instance]]) -> Verdict:
-    """The protocol first; a survivor is given to the certifier, then searched (`search()`)."""
+    """The protocol first; a survivor is searched for a killing instance (`search()`), else given to
+    the lockstep exploration: if the mutant's policy never leaves the expert's, that is a proof for
+    every length (`dfst.certify`, checked); else it is unknown, with the symbol path where the
+    policies part."""
     from dfst.certify import certify
+    from dfst.certify.lockstep import Disagreement, explore
     from dfst.compile import compile_agent
     from dfst.rollout import DfstWeights
 
@@ -128,21 +133,22 @@ def judge(task: Task, mutant: Mutant, search: Callable[[], list[Instance]]) -> V
     length = protocol_kill(task, agent)
     if length is not None:
         return Verdict(mutant, "killed", f"at {length} digits")
-    result = certify(DfstWeights.of(*compile_agent(agent).numpy_weights()), task)
-    if result.verdict == "CERTIFIED" and result.max_digits is None:
-        return Verdict(mutant, "equivalent", "CERTIFIED against the expert for every length")
-    instance = (result.counterexample or {}).get("instance")
-    if instance and not instance.get("closed_loop_exact", True):
-        return Verdict(mutant, "blind spot", f"{instance['a']} and {instance['b']} (certify's instance)")
     instances = search()
     for inst in instances:
         if kills(task, agent, inst):
             return Verdict(mutant, "blind spot", f"{inst.a} and {inst.b} ({inst.name} search)")
-    departs = f"its run departs from the expert's on {instance['a']} and {instance['b']} with the answer " \
-        "exact" if instance else f"certify: {result.verdict}"
-    return Verdict(mutant, "unknown", f"{departs}; no wrong answer on any of {len(instances):,} instances "
-                   f"searched (every pair up to {max(len(i.a) for i in instances if i.name == 'exhaustive')} "
-                   f"digits, {SEARCH_RANDOM} random up to {MAX_SEARCH_DIGITS})")
+    weights = DfstWeights.of(*compile_agent(agent).numpy_weights())
+    parted = explore(weights, task.agent, rescale=False)
+    if not isinstance(parted, Disagreement):
+        result = certify(weights, task)
+        if result.verdict == "CERTIFIED" and result.max_digits is None:
+            return Verdict(mutant, "equivalent", "CERTIFIED against the expert for every length")
+    where = "" if not isinstance(parted, Disagreement) else \
+        f"its policy leaves the expert's after reading {' '.join(task.alphabet[x] for x in parted.path)}; "
+    longest = max(len(i.a) for i in instances if i.name == "exhaustive")
+    return Verdict(mutant, "unknown", f"{where}no wrong answer on any of {len(instances):,} instances "
+                   f"searched (every pair up to {longest} digits, {SEARCH_RANDOM} random up to "
+                   f"{MAX_SEARCH_DIGITS})")
 
 
 def mutation_report(task: Task, progress: Callable[[int, int], None] | None = None) -> dict:
