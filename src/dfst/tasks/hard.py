@@ -11,8 +11,9 @@ from dfst.arith import digit_symbols
 from dfst.tasks.base import Instance
 
 # Which hard set a stored result was evaluated with: 2 added the carries past the shorter operand
-# (`_past_the_shorter`), which the mutation bench showed missing.
-HARD_SET_VERSION = 2
+# (`_past_the_shorter`), 3 a leading zero before a run of digits in multiplication; the mutation
+# bench (`dfst bench mutations`) showed both missing.
+HARD_SET_VERSION = 3
 
 
 def _patterns(n: int, base: int) -> dict[str, str]:
@@ -98,4 +99,9 @@ def hard_multiplication(n: int, base: int) -> list[Instance]:
         ("palindromes", p["palindrome"], p["palindrome"]),
         ("leading_zeros", p["leading_zeros_two"], p["leading_zeros_two"]),
     ]
+    if n >= 2:  # a leading zero before a run of non-zero digits (011 × 11): found by the mutation bench
+        zero_max = d[0] + p["max"][1:]
+        cases += [("leading_zero_times_max", zero_max, p["max"][1:]),
+                  ("max_times_leading_zero", p["max"][1:], zero_max),
+                  ("leading_zero_times_longer", zero_max, p["max"])]
     return [Instance(a, b, name) for name, a, b in cases]
