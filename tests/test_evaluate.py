@@ -135,7 +135,8 @@ def test_rewired_model_is_not_robust_and_its_first_failure_is_returned():
     assert (report["robust_max_digits"], report["probabilistic_max_digits"]) == (1, 20)
     assert report["stopped_by"] == "completed"
     assert [lv["robust"] for lv in report["levels"]] == [True, False, False]
-    assert [f["name"] for f in report["levels"][1]["failures"]] == ["carry_chain_swapped"]
+    assert [f["name"] for f in report["levels"][1]["failures"]] == ["carry_chain_swapped",
+                                                                    "carry_past_short_end_1_swapped"]
     assert failure is not None and not failure.exact and failure.verdict == "wrong_answer"
     assert (failure.name, failure.a, failure.b) == ("carry_chain_swapped", "1", "111")
     # The returned instance fails again when replayed, and the expert solves it.

@@ -10,9 +10,10 @@ from __future__ import annotations
 from dfst.arith import digit_symbols
 from dfst.tasks.base import Instance
 
-# Which hard set a stored result was evaluated with: 2 added the carries past the shorter operand
-# (`_past_the_shorter`), 3 a leading zero before a run of digits in multiplication; the mutation
-# bench (`dfst bench mutations`) showed both missing.
+# Which hard set a stored result was evaluated with: 2 added carries past the shorter operand
+# (`_past_the_shorter`); 3 a leading zero before a run of digits in multiplication and a carry
+# arriving where both operands end (81 + 9); the mutation bench (`dfst bench mutations`) showed
+# each missing.
 HARD_SET_VERSION = 3
 
 
@@ -64,18 +65,19 @@ def hard_addition(n: int, base: int) -> list[Instance]:
 
 
 def _past_the_shorter(n: int, base: int) -> list[tuple[str, str, str]]:
-    """Carries out of the shorter operand (81 + 9), both ways round: for every digit d, a carry
-    arrives at d where the other operand has ended and the longer one goes on past it (1 d 1…1 +
-    9…9), and a carry runs into the longer operand's leading zeros (9…9 + 0…01). The mutation
-    bench (`dfst bench mutations`) found rules that only these reach."""
+    """Carries out of the shorter operand, both ways round: for every digit d, a carry arrives at d
+    where the other operand has ended, and the longer one ends there (d 1…1 + 9…9, as 81 + 9) or
+    goes on past it (1 d 1…1 + 9…9); and a carry runs into the longer operand's leading zeros
+    (9…9 + 0…01). The mutation bench (`dfst bench mutations`) found rules that only these reach."""
     d = digit_symbols(base)
     if n < 2:
         return []
     top, cases = d[-1], []
     for digit in d:
-        a = (d[1] + digit + d[1] * (n - 2)) if n >= 3 else digit + d[1]
-        b = top * (n - 2 if n >= 3 else 1)
-        cases += [(f"carry_past_short_{digit}", a, b), (f"carry_past_short_{digit}_swapped", b, a)]
+        pairs = [(f"carry_past_short_end_{digit}", digit + d[1] * (n - 1), top * (n - 1))]  # 81 + 9
+        if n >= 3:  # ... and the longer operand going on past it: 1 8 1 + 9
+            pairs.append((f"carry_past_short_{digit}", d[1] + digit + d[1] * (n - 2), top * (n - 2)))
+        cases += [c for name, a, b in pairs for c in ((name, a, b), (f"{name}_swapped", b, a))]
     low = d[0] * (n - 1) + d[1]
     return cases + [("carry_into_leading_zeros", top * (n - 1), low),
                     ("carry_into_leading_zeros_swapped", low, top * (n - 1))]
