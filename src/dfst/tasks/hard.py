@@ -11,9 +11,9 @@ from dfst.arith import digit_symbols
 from dfst.tasks.base import Instance
 
 # Which hard set a stored result was evaluated with: 2 added carries past the shorter operand
-# (`_past_the_shorter`); 3 a leading zero before a run of digits in multiplication and a carry
-# arriving where both operands end (81 + 9); the mutation bench (`dfst bench mutations`) showed
-# each missing.
+# (`_past_the_shorter`); 3 a carry arriving where both operands end (81 + 9), and in
+# multiplication a leading zero before a run of digits (011 × 11) and every digit times a run of
+# the top digit (2 × 999); the mutation bench (`dfst bench mutations`) showed each missing.
 HARD_SET_VERSION = 3
 
 
@@ -101,6 +101,9 @@ def hard_multiplication(n: int, base: int) -> list[Instance]:
         ("palindromes", p["palindrome"], p["palindrome"]),
         ("leading_zeros", p["leading_zeros_two"], p["leading_zeros_two"]),
     ]
+    for digit in d[2:-1]:  # every digit times a run of the top digit, both ways round (2 × 999)
+        cases += [(f"digit_{digit}_times_max", digit, p["max"]),
+                  (f"max_times_digit_{digit}", p["max"], digit)]
     if n >= 2:  # a leading zero before a run of non-zero digits (011 × 11): found by the mutation bench
         zero_max = d[0] + p["max"][1:]
         cases += [("leading_zero_times_max", zero_max, p["max"][1:]),
