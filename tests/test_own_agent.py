@@ -160,3 +160,17 @@ def test_reproduce_keeps_a_users_agent_apart_from_the_expert(tmp_path):
     assert set(systems_of(cfg)) == {"DFST [agent xor]", "DFST (before fine-tuning) [agent xor]",
                                     "DFST (extracted) [agent xor]"}
     assert result_path(tmp_path, run_name(cfg), 3, "model").name == "add2@xor-s3.json"
+
+
+def test_data_can_sample_a_rule_cover_for_the_agent(tmp_path, capsys):
+    """Uniform samples miss rules (22 of add2's 24 with 20 of them); --sampler cover, as dfst train
+    samples, uses every rule the agent reaches."""
+    path = write(tmp_path, renamed())
+    for sampler, covered in (("uniform", 22), ("cover", 24)):
+        data = tmp_path / f"{sampler}.zip"
+        summary = run_json(capsys, "data", "add2", "--agent", path, "--sampler", sampler, "--out", data)
+        assert summary["sampling"]["rule"] == ("uniform-lengths" if sampler == "uniform" else "cover")
+        assert run_json(capsys, "coverage", "add2", "--agent", path, "--data", data)["covered"] == covered
+    code, _, err = run(capsys, "data", "add2", "--sampler", "cover", "--min-digits", "2",
+                       "--out", tmp_path / "x")
+    assert_one_line_error(code, err, "--min-digits is the uniform sampler's")

@@ -133,11 +133,13 @@ def record_dataset(task: Task, samples: int, max_digits: int, seed: int, min_dig
 
 def record_dataset_file(task: Task, samples: int, max_digits: int, seed: int, out: str | Path, *,
                         min_digits: int = 1, force: bool = False, max_memory: int | None = None,
-                        progress: Callable[[int], None] | None = None) -> dict:
-    """`record_dataset` into the file `out` (checked writable first, so a bad path costs nothing;
-    `force` replaces an earlier dataset), refused beyond `max_memory` bytes (default: DFST_MAX_MEMORY,
-    else half the RAM) before any recording. `progress` is called with 0 once the checks pass, then as
-    in `record_dataset`. Returns the dataset's `summarize` plus "file"."""
+                        progress: Callable[[int], None] | None = None,
+                        sampler: Callable[[Task, int, int, int], PtoDataset] | None = None) -> dict:
+    """`record_dataset` (or `sampler`, one of `dfst.data.SAMPLERS`) into the file `out` (checked
+    writable first, so a bad path costs nothing; `force` replaces an earlier dataset), refused beyond
+    `max_memory` bytes (default: DFST_MAX_MEMORY, else half the RAM) before any recording. `progress`
+    is called with 0 once the checks pass, then as in `record_dataset`. Returns the dataset's
+    `summarize` plus "file"."""
     from dfst.budget import check_recording
     from dfst.limits import default_max_memory
 
@@ -146,7 +148,10 @@ def record_dataset_file(task: Task, samples: int, max_digits: int, seed: int, ou
         check_recording(task, samples, max_digits, default_max_memory() if max_memory is None else max_memory)
     if progress is not None:
         progress(0)
-    dataset = record_dataset(task, samples, max_digits, seed, min_digits=min_digits, progress=progress)
+    if sampler is None:
+        dataset = record_dataset(task, samples, max_digits, seed, min_digits=min_digits, progress=progress)
+    else:
+        dataset = sampler(task, samples, max_digits, seed)
     save_dataset(dataset, out, overwrite=force)
     return summarize(dataset) | {"file": str(out)}
 
