@@ -32,6 +32,7 @@ from dfst.data import SAMPLERS, PtoDataset, summarize
 from dfst.errors import DfstError
 from dfst.model import DFST, INITS, DFSTConfig, Population
 from dfst.run_guard import record_paths, run_lock
+from dfst.tasks.base import Task
 from dfst.tasks.own_agent import reference_json, resolve_task
 from dfst.train.batches import Sequences, batch_rows, bucket_rows, dataset_sha256, step_noise
 from dfst.train.config import TrainConfig
@@ -110,19 +111,19 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
         finished = read_json(out / SUMMARY_FILE) if resume else None
         if finished is not None and (not cfg.finetune or "finetune" in finished):
             return finished
-        summary = finished or _train_loop(cfg, out, data, run_info, resume=resume, progress=progress,
+        summary = finished or _train_loop(cfg, task, out, data, run_info, resume=resume, progress=progress,
                                           cpu_start=cpu_start)
         if not cfg.finetune:
             return summary
         from dfst.train.tuning import finetune_phase
 
-        return finetune_phase(out, cfg, summary, data, progress)
+        return finetune_phase(out, cfg, task, summary, data, progress)
 
 
-def _train_loop(cfg: TrainConfig, out: Path, data: PtoDataset, run_info: dict, *, resume: bool,
-                progress: Callable[[dict], None] | None, cpu_start: float) -> dict:
-    """The loop of `train` in the prepared (and locked) run directory `out`."""
-    task = resolve_task(cfg.task, cfg.agent)
+def _train_loop(cfg: TrainConfig, task: Task, out: Path, data: PtoDataset, run_info: dict, *,
+                resume: bool, progress: Callable[[dict], None] | None, cpu_start: float) -> dict:
+    """The loop of `train` in the prepared (and locked) run directory `out`; `task` is `cfg`'s (with
+    its --agent)."""
     k, d = run_info["model"]["k"], run_info["model"]["d"]
     if not (out / DATA_FILE).exists():
         from dfst.data import save_dataset
@@ -210,14 +211,15 @@ def _train_loop(cfg: TrainConfig, out: Path, data: PtoDataset, run_info: dict, *
         if last_eval is not None and last_eval.get("restart") != chosen:  # stopped early: the kept one's
             with torch.no_grad():
                 last_eval = evaluate_model(model.member(chosen), task, cfg, data) | {"restart": chosen}
-    return _finish(out, model.member(chosen), cfg, run_info, done, loss_value, last_eval,
+    return _finish(out, model.member(chosen), cfg, task, run_info, done, loss_value, last_eval,
                    stopped_by or "iters", seconds, resumed_from=start or None,
                    restarts={"chosen": chosen, "table": restarts}, data=data, cpu_seconds=cpu_seconds)
 
 
-def _finish(out: Path, model: DFST, cfg: TrainConfig, run_info: dict, done: int, loss: float | None,
-            last_eval: dict | None, stopped_by: str, seconds: float, resumed_from: int | None,
-            restarts: dict, data: PtoDataset, cpu_seconds: Callable[[], float]) -> dict:
+def _finish(out: Path, model: DFST, cfg: TrainConfig, task: Task, run_info: dict, done: int,
+            loss: float | None, last_eval: dict | None, stopped_by: str, seconds: float,
+            resumed_from: int | None, restarts: dict, data: PtoDataset,
+            cpu_seconds: Callable[[], float]) -> dict:
     """Save the kept model (and, with `extract`, its automaton), then summary.json (last: it marks
     the run finished). `cpu_seconds()`: process time of the whole run so far, sampling and
     extraction included, summed over resumed segments."""
@@ -226,8 +228,8 @@ def _finish(out: Path, model: DFST, cfg: TrainConfig, run_info: dict, done: int,
                   "command": run_info["command"], "restart": restarts["chosen"]}
     remove_final_outputs(out)
     save_checkpoint(model, out / MODEL_DIR, provenance, overwrite=True,
-                    reference=reference_json(resolve_task(cfg.task, cfg.agent)))
-    extracted = _save_extraction(out, model, cfg, data) if cfg.extract else None
+                    reference=reference_json(task))
+    extracted = _save_extraction(out, model, task, data) if cfg.extract else None
     record_paths(out, MODEL_DIR, EXTRACTED_DIR)  # checked once summary.json says the run is finished
     summary = {"task": cfg.task, "out": str(out), "model": str(out / MODEL_DIR), **run_info["model"],
                "samples": run_info["data"]["summary"]["samples"], "iterations": done, "iters": cfg.iters,
@@ -238,11 +240,10 @@ def _finish(out: Path, model: DFST, cfg: TrainConfig, run_info: dict, done: int,
     return summary
 
 
-def _save_extraction(out: Path, model: DFST, cfg: TrainConfig, data: PtoDataset) -> dict | None:
+def _save_extraction(out: Path, model: DFST, task: Task, data: PtoDataset) -> dict | None:
     """The automaton read off the kept model, compiled to exact weights in out/extracted/."""
     from dfst.extract.saved import save_extraction
 
-    task = resolve_task(cfg.task, cfg.agent)
     found = extract_or_none(model, data, task)
     if found is None:
         return None

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from dfst.data import PtoDataset
 from dfst.errors import DfstError
-from dfst.tasks.own_agent import reference_json, resolve_task
+from dfst.tasks.base import Task
+from dfst.tasks.own_agent import reference_json
 from dfst.train.config import TrainConfig
 from dfst.train.rundir import MODEL_DIR, SUMMARY_FILE, TRAINED_DIR, check_checkpoint_dir, write_run_json
 
@@ -37,8 +38,10 @@ def finetune_config(cfg: TrainConfig):
                           frozen_iters=cfg.finetune_frozen)
 
 
-def finetune_phase(out: Path, cfg: TrainConfig, summary: dict, data: PtoDataset, progress=None) -> dict:
-    """Fine-tune the finished run in `out` (summary: its summary.json); returns the new summary."""
+def finetune_phase(out: Path, cfg: TrainConfig, task: Task, summary: dict, data: PtoDataset,
+                   progress=None) -> dict:
+    """Fine-tune the finished run in `out` (summary: its summary.json; `task`: `cfg`'s, with its
+    --agent); returns the new summary."""
     from dfst.checkpoint import save_checkpoint
     from dfst.outputs import remove_own_tree
     from dfst.run_guard import record_paths
@@ -46,7 +49,6 @@ def finetune_phase(out: Path, cfg: TrainConfig, summary: dict, data: PtoDataset,
     from dfst.train.finetune import tune
 
     cpu_start, clock = time.process_time(), time.perf_counter()
-    task = resolve_task(cfg.task, cfg.agent)
     reference = reference_json(task)
     model, provenance = _trained_model(out)
     if model is None:  # first time: keep the trained weights before model/ is replaced
