@@ -19,6 +19,7 @@ The mutation score is killed / (killed + blind spots); equivalent mutants do not
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,9 +29,8 @@ import numpy as np
 
 from dfst.automata import HALT_MOVE, Rule, Transducer, make_transducer
 from dfst.evaluate import EvalConfig, level_instances
-from dfst.grid.world import Outcome
-from dfst.rollout import run_table
 from dfst.tasks.base import Instance, Task, random_operand
+from dfst.tasks.solve import solve
 
 PROTOCOL_DIGITS = (3, 30, 300)
 SEARCH_RANDOM = 300  # random pairs of the search, lengths 1..MAX_SEARCH_DIGITS
@@ -76,11 +76,7 @@ def _order(agent: Transducer, key: tuple[str, str]) -> tuple[int, int]:
 
 def kills(task: Task, agent: Transducer, instance: Instance) -> bool:
     """Whether `agent`'s run on `instance` is wrong: no halt, or not the task's answer."""
-    layout = task.layout(instance)
-    run = run_table(agent, layout, task.max_steps(instance))
-    if run.outcome != Outcome.HALTED:
-        return True
-    return task.read_answer(run.cells, layout.answer) != task.expected(instance)
+    return not solve(task, instance, agent).correct
 
 
 def protocol_kill(task: Task, agent: Transducer, lengths=PROTOCOL_DIGITS) -> int | None:
@@ -154,13 +150,8 @@ def judge(task: Task, mutant: Mutant, search: Callable[[], list[Instance]]) -> V
 def mutation_report(task: Task, progress: Callable[[int, int], None] | None = None) -> dict:
     """Every mutant of the task's expert judged: the counts, the score and the survivors."""
     start = time.process_time()
-    found, cache = mutants(task.agent), []
-
-    def search() -> list[Instance]:
-        if not cache:
-            cache.extend(search_instances(task))
-        return cache
-
+    found = mutants(task.agent)
+    search = functools.cache(lambda: search_instances(task))  # built once, by the first survivor
     verdicts = []
     for i, mutant in enumerate(found):
         verdicts.append(judge(task, mutant, search))

@@ -28,8 +28,8 @@ import numpy as np
 from dfst.arith import digit_symbols
 from dfst.errors import DfstError
 from dfst.grid.world import Outcome
-from dfst.rollout import run_table
 from dfst.tasks.base import BLANK, Task
+from dfst.tasks.solve import solve
 
 ENTRY_POINT_GROUP = "dfst.tasks"
 TASKS_FILE_VARIABLE = "DFST_TASKS_FILE"
@@ -92,11 +92,12 @@ def _instance_problem(task: Task, instance) -> str | None:
             return f"the {what} {(r, c)} is off the {rows}x{cols} grid"
     if cells.max(initial=0) >= len(task.alphabet):
         return "the layout holds a symbol outside the alphabet"
-    run = run_table(task.agent, layout, task.max_steps(instance))
+    solution = solve(task, instance)
+    run = solution.run
     if run.outcome != Outcome.HALTED:
         return f"the expert does not halt within the step bound ({run.outcome} after {run.steps:,} steps)"
-    got, want = task.read_answer(run.cells, layout.answer), task.expected(instance)
-    return None if got == want else f"the expert answers {got} where the task expects {want}"
+    return None if solution.correct else \
+        f"the expert answers {solution.result} where the task expects {task.expected(instance)}"
 
 
 def load_tasks_file(path: str | Path) -> list[str]:
