@@ -114,21 +114,27 @@ def record_dataset(task: Task, samples: int, max_digits: int, seed: int, min_dig
     if seed < 0:
         raise DfstError(f"seed must be non-negative, got {seed}")
     rng = np.random.default_rng(seed)
-    operands, traces = [], []
+    instances, traces = [], []
     for done in range(1, samples + 1):
-        inst = sample_instance(task, rng, min_digits, max_digits)
-        traces.append(_record(task, inst))
-        operands.append((inst.a, inst.b))
+        instances.append(sample_instance(task, rng, min_digits, max_digits))
+        traces.append(record_run(task, instances[-1]))
         if progress is not None:
             progress(done)
+    sampling = {"rule": SAMPLING_RULE, "min_digits": min_digits, "max_digits": max_digits}
+    return dataset_of(task, instances, traces, seed, sampling)
+
+
+def dataset_of(task: Task, instances: list[Instance], traces: list[np.ndarray], seed: int,
+               sampling: dict) -> PtoDataset:
+    """The dataset of the expert's (or --agent's) `traces` on `instances` (`sampling`: how they were
+    chosen)."""
     lengths = np.array([len(t) for t in traces], dtype=np.int64)
     steps = np.concatenate(traces)
     return PtoDataset(
-        task=task.name, base=task.base, k=task.agent.k, d=task.agent.d, seed=seed,
-        sampling={"rule": SAMPLING_RULE, "min_digits": min_digits, "max_digits": max_digits},
-        operands=operands, reads=steps[:, 0].copy(), writes=steps[:, 1].copy(), moves=steps[:, 2].copy(),
-        offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64), alphabet=task.alphabet,
-        agent=reference_json(task))
+        task=task.name, base=task.base, k=task.agent.k, d=task.agent.d, seed=seed, sampling=sampling,
+        operands=[(i.a, i.b) for i in instances], reads=steps[:, 0].copy(), writes=steps[:, 1].copy(),
+        moves=steps[:, 2].copy(), offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+        alphabet=task.alphabet, agent=reference_json(task))
 
 
 def record_dataset_file(task: Task, samples: int, max_digits: int, seed: int, out: str | Path, *,
@@ -162,7 +168,8 @@ def sample_instance(task: Task, rng: np.random.Generator, min_digits: int, max_d
     return Instance(random_operand(rng, int(n), task.base), random_operand(rng, int(m), task.base))
 
 
-def _record(task: Task, inst: Instance) -> np.ndarray:
+def record_run(task: Task, inst: Instance) -> np.ndarray:
+    """The expert's (or --agent's) PTO on `inst`; a DfstError if it does not halt."""
     run = run_table(task.agent, task.layout(inst), task.max_steps(inst), record=True)
     if run.outcome != Outcome.HALTED:
         raise DfstError(f"the {task.name} {'agent' if task.reference == 'agent' else 'expert'} did not halt "

@@ -10,32 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
-from dfst.automata import STOP
-from dfst.data.pto import PtoDataset, record_dataset
+from dfst.data.pto import PtoDataset, dataset_of, record_dataset, record_run
 from dfst.errors import DfstError
-from dfst.rollout import run_table
 from dfst.tasks import Instance, Task
-from dfst.tasks.own_agent import reference_json
 
 
 def record_instances(task: Task, instances: list[Instance], seed: int, sampling: dict) -> PtoDataset:
     """The expert's PTOs on the given instances, as a dataset (`sampling` says how they were chosen)."""
-    traces = []
-    for inst in instances:
-        run = run_table(task.agent, task.layout(inst), task.max_steps(inst), record=True)
-        if run.trace.shape[0] == 0 or run.trace[-1, 2] != STOP:
-            raise DfstError(f"the {task.name} {'agent' if task.reference == 'agent' else 'expert'} did not "
-                            f"halt on {inst.a} and {inst.b}")
-        traces.append(run.trace)
-    steps = np.concatenate(traces)
-    lengths = np.array([len(t) for t in traces], dtype=np.int64)
-    return PtoDataset(task=task.name, base=task.base, k=task.agent.k, d=task.agent.d, seed=seed,
-                      sampling=sampling, operands=[(i.a, i.b) for i in instances],
-                      reads=steps[:, 0].copy(), writes=steps[:, 1].copy(), moves=steps[:, 2].copy(),
-                      offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
-                      alphabet=task.alphabet, agent=reference_json(task))
+    return dataset_of(task, instances, [record_run(task, inst) for inst in instances], seed, sampling)
 
 
 def cover_dataset(task: Task, samples: int, max_digits: int, seed: int) -> PtoDataset:
