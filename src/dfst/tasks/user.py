@@ -101,14 +101,15 @@ def _instance_problem(task: Task, instance) -> str | None:
 
 
 def load_tasks_file(path: str | Path) -> list[str]:
-    """Run the Python file `path` (your own code) and register the tasks its `TASKS` lists."""
-    import runpy
+    """Run the Python file `path` (your own code) and register the tasks its `TASKS` lists. The file
+    is read as any input is (a regular file, at most DFST_MAX_TEXT_BYTES)."""
+    from dfst.inputs import read_text
 
     path = Path(path)
-    if not path.is_file():
-        raise DfstError(f"tasks file {path} does not exist or is not a file")
+    source = read_text(path, "tasks file", "text_bytes")
+    namespace = {"__name__": "dfst_tasks_file", "__file__": str(path)}
     try:
-        namespace = runpy.run_path(str(path))
+        exec(compile(source, str(path), "exec"), namespace)  # noqa: S102 (the user's own file, asked for)
     except Exception as exc:  # the user's code: any error is theirs to see, in one line
         raise DfstError(f"tasks file {path} failed to run: {type(exc).__name__}: {exc}") from None
     tasks = namespace.get("TASKS")
