@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dfst.automata import make_transducer
+from dfst.automata import make_transducer, transducer_from_dict
 from dfst.certify import certify, check_certificate
 from dfst.certify.search import confirm
 from dfst.compile import compile_agent
 from dfst.extract import extract
-from dfst.rollout import DfstWeights, _run_dfst, engine_step
+from dfst.rollout import DfstWeights, _run_dfst, engine_step, run_table
 from dfst.tasks import TASKS
 from dfst.tasks.base import Instance
 
@@ -44,8 +44,17 @@ def test_compiled_experts_certify_and_the_checker_accepts(name, rescale):
     result = certify(w, task, rescale=rescale)
     assert result.verdict == "CERTIFIED"
     assert check_certificate(result.certificate, w.A, w.B, w.C, w.h0, task.agent) == (True, "ok")
-    extracted = result.certificate["extracted"]
-    assert len(extracted["rules"]) == len(task.agent.rules)
+    extracted = transducer_from_dict(result.certificate["extracted"])
+    # the automaton read off is the expert minimised: in compare's expert pair_gt_x acts as
+    # pair_lt_{x+1} (> where y <= x, < where y > x) for every digit x below the top one; the other
+    # experts are minimal
+    merged = task.base - 1 if task.operation == "compare" else 0
+    assert extracted.d == task.agent.d - merged
+    assert len(extracted.rules) == len(task.agent.rules) - merged * len(task.alphabet[: task.base + 1])
+    for instance in (i for n in (1, 2, 5) for i in task.hard_instances(n)):
+        layout, steps = task.layout(instance), task.max_steps(instance)
+        assert np.array_equal(run_table(extracted, layout, steps, record=True).trace,
+                              run_table(task.agent, layout, steps, record=True).trace)
 
 
 @pytest.mark.parametrize("name", list(TASKS))

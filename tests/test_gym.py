@@ -39,7 +39,8 @@ def test_the_expert_driven_through_the_env_is_rewarded(name):
     nxt, wrt, mov = agent.tables()
     for seed in range(3):
         obs, info = env.reset(seed=seed)
-        assert len(info["a"]) == len(info["b"]) == 4
+        shape = TASKS[name].example(4, 4)  # the task's operands: a >= b, one digit, one operand, ...
+        assert (len(info["a"]), len(info["b"])) == (len(shape.a), len(shape.b))
         q, terminated, truncated, reward = agent.states.index(agent.initial), False, False, 0.0
         while not (terminated or truncated):
             action = np.array([wrt[q, obs], mov[q, obs]])

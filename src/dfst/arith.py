@@ -48,19 +48,31 @@ def canonical(text: str) -> str:
     return text.lstrip("0") or "0"
 
 
+OPERATIONS = ("add", "sub", "mult")
+
+
+def compare_numbers(a: str, b: str) -> int:
+    """-1, 0 or 1 as the number a is less than, equal to or greater than b (same base, any length)."""
+    a, b = canonical(a), canonical(b)
+    key_a, key_b = (len(a), a), (len(b), b)
+    return (key_a > key_b) - (key_a < key_b)
+
+
 def exact_answer(operation: str, a: str, b: str, base: int) -> str:
-    """a+b or a*b in `base`, as a canonical digit string."""
+    """a+b, a-b (a >= b) or a*b in `base`, as a canonical digit string."""
+    if operation not in OPERATIONS:
+        raise ValueError(f"unknown operation {operation!r}")
     if base == 10 and len(a) + len(b) >= DECIMAL_FROM:
         return _decimal_answer(operation, a, b)
     with _unlimited_int_strings():
         x, y = int(a, base), int(b, base)
-        return _to_digits(x + y if operation == "add" else x * y, base)
+        return _to_digits({"add": x + y, "sub": x - y, "mult": x * y}[operation], base)
 
 
 def _decimal_answer(operation: str, a: str, b: str) -> str:
     ctx = decimal.Context(prec=len(a) + len(b) + 2, Emax=decimal.MAX_EMAX)
     x, y = decimal.Decimal(a), decimal.Decimal(b)
-    result = ctx.add(x, y) if operation == "add" else ctx.multiply(x, y)
+    result = {"add": ctx.add, "sub": ctx.subtract, "mult": ctx.multiply}[operation](x, y)
     return canonical(format(result, "f"))
 
 

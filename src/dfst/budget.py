@@ -45,15 +45,27 @@ from dfst.limits import human_bytes
 from dfst.tasks.base import Task
 
 # (rows, cols) of the layout for operands of n and m digits, by task operation (tasks/addition.py,
-# tasks/multiplication.py draw them; tests/test_budget.py checks these against every task).
+# tasks/multiplication.py and the others draw them; tests/test_budget.py checks these against every task).
 GEOMETRY: dict[str, Callable[[int, int], tuple[int, int]]] = {
     "add": lambda n, m: (4, max(n, m) + 3),
+    "sub": lambda n, m: (4, max(n, m) + 3),
+    "compare": lambda n, m: (4, max(n, m) + 3),
     "mult": lambda n, m: (5, n + m + 3),
+    "div": lambda n, m: (3, n + 6),
+    "parity": lambda n, m: (3, n + 3),
+    "sort": lambda n, m: (3, n + 2),
+    "dyck": lambda n, m: (3, n + 2),
+    "reverse": lambda n, m: (4, 2 * n + 1),
 }
-# Digits of the answer, at most.
+# Digits (symbols) of the answer, at most.
 RESULT_DIGITS: dict[str, Callable[[int, int], int]] = {
     "add": lambda n, m: max(n, m) + 1,
+    "sub": lambda n, m: max(n, m),
     "mult": lambda n, m: n + m,
+    "div": lambda n, m: n + 2,
+    "sort": lambda n, m: n,
+    "reverse": lambda n, m: n,
+    **{op: lambda n, m: 1 for op in ("compare", "parity", "dyck")},
 }
 
 # Bytes per digit, measured at 10^6 digits (tracemalloc peaks, rounded up).
@@ -66,6 +78,7 @@ JSON_BYTES = 3      # json.dumps and the write to stdout, per character of opera
 # Per instance of an evaluation, whatever its length: the Instance, its strings' headers, the pool's
 # future and the InstanceResult (measured 1.9 to 2.2 KiB with 10^5 one-digit random pairs).
 INSTANCE_BYTES = 3 << 10
+ANSWER_OVERHEAD = 1 << 10  # a one-symbol answer (compare2's <) still allocates ~600 B the first time
 PROBE_DIGITS = 8    # the hard set is sized from its instances at this length
 
 
@@ -99,10 +112,8 @@ def _measured_geometry(task: Task) -> Callable[[int, int], tuple[int, int]]:
     """A task of your own: an upper bound on its layout's rows and columns, affine in the longer
     operand's length L (fitted on layouts of two L-digit operands, L = 4 and 8, and checked at 12,
     where operands of 12 and 4 digits must fit it too); a layout that grows otherwise is refused."""
-    digit = task.alphabet[task.base - 1]
-
     def shape(n: int, m: int) -> tuple[int, int]:
-        return task.layout(task.check(digit * n, digit * m)).cells.shape
+        return task.layout(task.example(n, m)).cells.shape
 
     (r4, c4), (r8, c8) = shape(4, 4), shape(8, 8)
 
@@ -129,7 +140,7 @@ def _run_parts(task: Task, n: int, m: int) -> dict[str, int]:
     rows, cols = _geometry(task, n, m)
     result = _result_digits(task, n, m)
     return {"grid": 2 * rows * cols + LAYOUT_BYTES * (n + m),
-            "answer": (EXACT_BYTES + READOUT_BYTES + 2) * result}
+            "answer": (EXACT_BYTES + READOUT_BYTES + 2) * result + ANSWER_OVERHEAD}
 
 
 def _estimate(task: Task, n: int, m: int, parts: dict[str, int]) -> Estimate:

@@ -23,13 +23,12 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import product
 
 import numpy as np
 
 from dfst.automata import HALT_MOVE, Rule, Transducer, make_transducer
 from dfst.evaluate import EvalConfig, level_instances
-from dfst.tasks.base import Instance, Task, random_operand
+from dfst.tasks.base import Instance, Task
 from dfst.tasks.solve import solve
 
 PROTOCOL_DIGITS = (3, 30, 300)
@@ -91,17 +90,14 @@ def protocol_kill(task: Task, agent: Transducer, lengths=PROTOCOL_DIGITS) -> int
 def search_instances(task: Task, seed: int = 0) -> list[Instance]:
     """The search for a killing instance: every pair up to the longest length whose pairs number at
     most EXHAUSTIVE_PAIRS (leading zeros included), then seeded random pairs of unequal lengths."""
-    digits = [task.alphabet[i] for i in range(task.base)]
     n = 1
-    while sum(task.base ** k for k in range(1, n + 2)) ** 2 <= EXHAUSTIVE_PAIRS:
+    while task.short_count(n + 1) <= EXHAUSTIVE_PAIRS:
         n += 1
-    strings = ["".join(p) for k in range(1, n + 1) for p in product(digits, repeat=k)]
-    found = [Instance(a, b, "exhaustive") for a in strings for b in strings]
+    found = task.short_instances(n)
     rng = np.random.default_rng(seed)
     for _ in range(SEARCH_RANDOM):  # lengths log-uniform in 1..MAX_SEARCH_DIGITS, drawn apart
         la, lb = (max(1, int(x)) for x in np.exp(rng.uniform(0, np.log(MAX_SEARCH_DIGITS), size=2)).round())
-        a, b = random_operand(rng, la, task.base), random_operand(rng, lb, task.base)
-        found.append(Instance(a, b, "random"))
+        found.append(task.random_instance(rng, la, lb))
     return found
 
 

@@ -1,5 +1,5 @@
 """Turing-Program scratchpads for n x 1 multiplication (Hou et al. 2024, section 5.1, appendix E.1),
-and the dfst task they are scored on: mult10 with a one-digit second operand ("mult10x1").
+and the dfst task they are scored on: mult10x1 (mult10's expert, a one-digit second operand).
 
 The program is the prompt line, then one line per step of the grade-school n x 1 algorithm (right
 to left over a, one digit at a time), each a copy of the previous tape with a few local changes:
@@ -17,12 +17,8 @@ final carry (if not 0) and R. The line length is constant, so an n x 1 program h
 
 from __future__ import annotations
 
-import dataclasses
-
 from dfst.baselines.tp_scratchpad import BOS, CARRY_DIGITS, DIGITS, EOS, EQUALS, LINE, TIMES
 from dfst.tasks import get_task
-from dfst.tasks.base import Instance, Task
-from dfst.tasks.hard import hard_multiplication
 
 
 def prompt_text(a: str, b: str) -> str:
@@ -43,29 +39,4 @@ def multiplication_program(a: str, b: str) -> str:
     return "".join(lines) + answer + EOS
 
 
-def hard_by_one_digit(n: int, base: int) -> list[Instance]:
-    """mult10's hard instances with an n-digit a, each with a one-digit b (its own, else the top digit).
-
-    The top digit maximises the carries (up to base - 2), which is where an n x 1 program goes wrong.
-    """
-    top = DIGITS[base - 1]
-    return [inst if len(inst.b) == 1 else Instance(inst.a, top, f"{inst.name}_by_{top}")
-            for inst in hard_multiplication(n, base) if len(inst.a) == n]
-
-
-@dataclasses.dataclass(frozen=True)
-class OneDigitMultiplierTask(Task):
-    """A multiplication task whose random pairs are an n-digit a and a one-digit b."""
-
-    def random_instances(self, n: int, count: int, seed: int, m: int | None = None) -> list[Instance]:
-        return super().random_instances(n, count, seed, m=1)
-
-
-def by_one_digit_task(base_task: Task) -> OneDigitMultiplierTask:
-    """`base_task` (mult10) scored on n x 1 instances, named e.g. "mult10x1"."""
-    fields = {f.name: getattr(base_task, f.name) for f in dataclasses.fields(base_task)}
-    return OneDigitMultiplierTask(**fields | {"name": f"{base_task.name}x1", "hard": hard_by_one_digit,
-                                              "summary": f"{base_task.summary}, b of one digit"})
-
-
-MULT10X1 = by_one_digit_task(get_task("mult10"))
+MULT10X1 = get_task("mult10x1")  # the registered task: n x 1 instances, its own hard set

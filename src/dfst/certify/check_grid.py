@@ -25,8 +25,7 @@ def check_grid(cert: dict, nodes, edges, wrong: set, agent) -> tuple[bool, str]:
             or not isinstance(claimed, int) or not 0 < claimed <= MAX_CONFIGS:
         return False, "stack cap, layout length, abstraction or configuration count out of range"
     nonblank = sum(1 << s for s in range(len(agent.alphabet)) if s != task.blank)
-    digit = task.alphabet[task.base - 1]
-    layouts = {(la, lb): task.layout(task.check(digit * la, digit * lb))
+    layouts = {(la, lb): task.layout(task.example(la, lb))
                for la in range(1, max_len + 1) for lb in range(1, max_len + 1)}
     shown = sum(1 << s for s in range(task.base))  # an operand cell may hold any digit
     for layout in layouts.values():

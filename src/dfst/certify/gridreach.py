@@ -73,7 +73,7 @@ class TooManyConfigs(Exception):
 def initial_configs(task, max_len: int = MAX_LEN) -> tuple[frozenset[Config], bool]:
     """The abstract initial configurations of every layout of 1..max_len-digit operands, and whether
     the longest two lengths added none (the abstraction has stabilised)."""
-    layouts = [(la, lb, task.layout(task.check(_digits(task, la), _digits(task, lb))))
+    layouts = [(la, lb, task.layout(task.example(la, lb)))
                for la in range(1, max_len + 1) for lb in range(1, max_len + 1)]
     blank = task.blank
     shown = (1 << task.base) - 1  # an operand cell holds any digit (leading zeros included)
@@ -87,10 +87,6 @@ def initial_configs(task, max_len: int = MAX_LEN) -> tuple[frozenset[Config], bo
         if max(la, lb) <= max_len - 2:
             short.add(config)
     return frozenset(every), short == every
-
-
-def _digits(task, n: int) -> str:
-    return task.alphabet[task.base - 1] * n
 
 
 def _abstract_layout(layout, blank: int, shown: int) -> Config:

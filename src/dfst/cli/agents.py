@@ -41,7 +41,8 @@ def tasks_command(as_json: bool = JsonOption) -> None:
 def solve_command(
     task_name: str = TaskArgument,
     a: str = typer.Argument(None, help="First operand in the task's base, or @FILE."),
-    b: str = typer.Argument(None, help="Second operand in the task's base, or @FILE."),
+    b: str = typer.Argument(None, help="Second operand in the task's base, or @FILE (none for a "
+                                       "task of one operand: parity2, sort2, reverse2, dyck)."),
     random_digits: int = typer.Option(None, "--random", help="Instead of A B: two random N-digit operands."),
     seed: int = typer.Option(0, "--seed", help="Seed for --random (>= 0)."),
     agent_file: Path = typer.Option(None, "--agent", help="Run this agent JSON instead of the expert."),
@@ -59,8 +60,8 @@ def solve_command(
     task = get_task(task_name)
     _check_options(seed, delay, random_digits, a, b)
     memory = memory_bound(max_memory)
-    if a is not None and b is not None:  # @FILE operands are the command line's, read here
-        a, b = read_operand(a), read_operand(b)
+    if a is not None:  # @FILE operands are the command line's, read here
+        a, b = read_operand(a), None if b is None else read_operand(b)
     instance = choose_instance(task, a, b, random_digits=random_digits, seed=seed, max_memory=memory,
                                as_json=as_json, on_estimate=_note_long_run)
     agent = agent_for(task, agent_file)
@@ -78,8 +79,8 @@ def solve_command(
                                    answer_row=layout.answer[0], color=console.is_terminal),
                       highlight=False, markup=False)
     mark = "[green]correct[/]" if solution.correct else "[red]WRONG[/]"
-    console.print(f"{task.name}: {_clip(instance.a)} {'+' if task.operation == 'add' else '×'} "
-                  f"{_clip(instance.b)} = {_clip(solution.result or '(no answer)')}  {mark}  "
+    console.print(f"{task.name}: {task.show(_clip(instance.a), _clip(instance.b))} "
+                  f"= {_clip(solution.result or '(no answer)')}  {mark}  "
                   f"({run.steps:,} steps, {run.outcome}, {solution.seconds:.3f} s)", highlight=False)
     return 0 if solution.correct else 1
 

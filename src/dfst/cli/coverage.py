@@ -18,6 +18,7 @@ from dfst.cli.app import (
     progress_bar,
 )
 from dfst.errors import DfstError
+from dfst.tasks import get_task
 
 
 @app.command("coverage")
@@ -92,8 +93,9 @@ def _show_minimal(report: dict, as_json: bool) -> None:
     console.print(f"pool: {pool['instances']:,} instances, {pool['distinct_rule_sets']:,} distinct rule "
                   f"sets, {kind}; greedy {report['greedy_size']}; "
                   f"{report['seconds']} s")
-    console.print("instances: " + ", ".join(f"{a}+{b}" if "add" in report["task"] else f"{a}x{b}"
-                                             for a, b in report["instances"]), highlight=False)
+    task = get_task(report["task"])
+    console.print("instances: " + ", ".join(task.show(a, b).replace(" ", "") for a, b in report["instances"]),
+                  highlight=False)
     _rule_table(report["unreachable"], "rules no candidate reaches")
 
 

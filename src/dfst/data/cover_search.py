@@ -18,7 +18,6 @@ want few instances whose sets cover every rule any candidate reaches:
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -73,24 +72,10 @@ class CoverResult:
         return max(self.halting_bound, exact)
 
 
-def operand_strings(base: int, max_digits: int):
-    """Every digit string of 1..max_digits digits, shortest first (leading zeros included)."""
-    digits = "0123456789"[:base]
-    for n in range(1, max_digits + 1):
-        for chars in itertools.product(digits, repeat=n):
-            yield "".join(chars)
-
-
-def pair_count(base: int, max_digits: int) -> int:
-    strings = sum(base ** n for n in range(1, max_digits + 1))
-    return strings * strings
-
-
 def pool_instances(task: Task, max_digits: int, seed: int, count: int) -> tuple[list[Instance], bool]:
     """(candidates, exhaustive): all pairs when affordable, else all short pairs plus a seeded pool."""
-    full = max(n for n in range(0, max_digits + 1) if n == 0 or pair_count(task.base, n) <= EXHAUSTIVE_PAIRS)
-    short = list(operand_strings(task.base, full))
-    pairs = [Instance(a, b, "exhaustive") for a in short for b in short]
+    full = max(n for n in range(0, max_digits + 1) if n == 0 or task.short_count(n) <= EXHAUSTIVE_PAIRS)
+    pairs = task.short_instances(full)
     if full == max_digits:
         return pairs, True
     return pairs + candidate_instances(task, max_digits, np.random.default_rng(seed), count), False

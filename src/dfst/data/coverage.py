@@ -50,8 +50,10 @@ def candidate_instances(task: Task, max_digits: int, rng: np.random.Generator, c
     for _ in range(count):
         inst = sample_instance(task, rng, 1, max_digits)
         zeros = int(rng.integers(1, max(2, max_digits)))
-        padded = ("0" * zeros + inst.a)[:max_digits]  # leading zeros reach rules nothing else reaches
-        pool += [inst, Instance(padded, inst.b, "leading_zeros")]
+        padded = (task.operand_symbols[0] * zeros + inst.a)[:max_digits]  # leading zeros reach rules
+        pool.append(inst)                                                  # nothing else reaches
+        if task.domain is None or task.domain(padded, inst.b, task.base) is None:
+            pool.append(Instance(padded, inst.b, "leading_zeros"))
     return pool
 
 

@@ -7,8 +7,9 @@ has to infer them. Every trace ends with the halting move S, and S occurs nowher
 
 Sampling rule ("uniform-lengths"): with `rng = numpy.random.default_rng(seed)`, each sample in turn
 draws the two operand lengths independently and uniformly from [min_digits, max_digits]
-(`rng.integers(min_digits, max_digits + 1, size=2)`), then the first operand, then the second, with
-`random_operand(rng, length, base)` (uniform digits, non-zero leading digit). The same task, samples,
+(`rng.integers(min_digits, max_digits + 1, size=2)`), then the instance, `task.random_instance(rng, n, m)`
+(for the arithmetic tasks the first operand, then the second, each `random_operand(rng, length, base)`:
+uniform digits, a non-zero leading digit; a task's own `generate` otherwise). The same task, samples,
 min_digits, max_digits and seed always give the same dataset.
 
 File format (version 1), conventionally named `*.pto.zip`: a zip archive, deflated, with a fixed
@@ -42,14 +43,13 @@ from pathlib import Path
 import numpy as np
 
 import dfst
-from dfst.arith import check_operand
 from dfst.automata import MOVES, STOP
 from dfst.errors import DfstError
 from dfst.grid.world import Outcome
 from dfst.inputs import parse_json, read_zip_members
 from dfst.outputs import check_output_file, write_atomic
 from dfst.rollout import run_table
-from dfst.tasks.base import Instance, Task, random_operand
+from dfst.tasks.base import Instance, Task
 from dfst.tasks.own_agent import reference_json
 
 FORMAT = "dfst-pto"
@@ -165,7 +165,7 @@ def record_dataset_file(task: Task, samples: int, max_digits: int, seed: int, ou
 def sample_instance(task: Task, rng: np.random.Generator, min_digits: int, max_digits: int) -> Instance:
     """The sampling rule: both lengths uniform in [min_digits, max_digits], then a, then b."""
     n, m = rng.integers(min_digits, max_digits + 1, size=2)
-    return Instance(random_operand(rng, int(n), task.base), random_operand(rng, int(m), task.base))
+    return task.random_instance(rng, int(n), int(m))
 
 
 def record_run(task: Task, inst: Instance) -> np.ndarray:
@@ -371,8 +371,10 @@ def dataset_instances(task: Task, ds: PtoDataset, source: str = "the dataset") -
                         f"({hint})")
     instances = []
     for i, (a, b) in enumerate(ds.operands):
-        inst = Instance(check_operand(a, task.base, f"{source}: operand"),
-                        check_operand(b, task.base, f"{source}: operand"), "data")
+        try:
+            inst = task.check(a, b, "data")
+        except DfstError as exc:
+            raise DfstError(f"{source}: sample {i}: {exc}") from None
         run = run_table(task.agent, task.layout(inst), task.max_steps(inst), record=True)
         if not np.array_equal(run.trace, ds.trace(i)):
             raise DfstError(f"{source}: sample {i} ({a}, {b}) is not {_whose(ds.agent, task.name)}'s run")

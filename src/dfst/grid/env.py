@@ -17,7 +17,7 @@ from dfst.automata import MOVES, STOP
 from dfst.grid.grid import Layout
 from dfst.grid.render import render_cells
 from dfst.grid.world import act
-from dfst.tasks.base import Instance, Task, random_operand
+from dfst.tasks.base import Instance, Task
 
 
 class GridEnv:
@@ -34,12 +34,10 @@ class GridEnv:
             self._rng = np.random.default_rng(seed)
         options = options or {}
         if "a" in options:
-            self.instance = self.task.check(options["a"], options["b"])
+            self.instance = self.task.check(options["a"], options.get("b", ""))
         else:
             n = int(options.get("digits", 3))
-            self.instance = Instance(random_operand(self._rng, n, self.task.base),
-                                     random_operand(self._rng, int(options.get("digits_b", n)),
-                                                    self.task.base))
+            self.instance = self.task.random_instance(self._rng, n, int(options.get("digits_b", n)))
         layout: Layout = self.task.layout(self.instance)
         self.cells, self.head, self.answer = layout.cells.copy(), layout.head, layout.answer
         self.steps = 0

@@ -55,8 +55,7 @@ class DfstEnv(gymnasium.Env):
         if observation == "symbol":
             self.observation_space = spaces.Discrete(k)
         else:
-            digit = self.task.alphabet[self.task.base - 1]
-            self._shape = self.task.layout(self.task.check(digit * digits, digit * digits)).cells.shape
+            self._shape = self.task.layout(self.task.example(digits, digits)).cells.shape
             self.observation_space = spaces.Box(0, k - 1, shape=self._shape, dtype=np.int64)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):

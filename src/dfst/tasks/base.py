@@ -8,19 +8,24 @@ these names (pdoc evaluates string annotations in the subclass's module).
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import product
 
 import numpy as np
 
 from dfst.arith import canonical, check_operand, digit_symbols, digits_to_text, exact_answer
 from dfst.automata import Transducer
+from dfst.errors import DfstError
 from dfst.grid.grid import Grid, Layout
+from dfst.tasks.readout import READOUTS
 
 BLANK = "_"
+OPERATORS = {"add": "+", "sub": "−", "mult": "×", "div": "÷", "compare": "vs"}  # for `Task.show`
 
 
 @dataclass(frozen=True)
 class Instance:
-    """Two operands as digit strings (most significant first) and a name for reports."""
+    """Two operands as digit strings (most significant first) and a name for reports; a task of one
+    operand (parity2, sort2, ...) leaves `b` empty."""
 
     a: str
     b: str
@@ -44,8 +49,16 @@ class Task:
     draw: Callable[[str, str, int], Layout]
     hard: Callable[[int, int], list[Instance]]
     step_bound: Callable[[int, int, int], int]  # (len a, len b, base) -> steps the expert needs, at most
-    # (a, b, base) -> the answer's digits, for a task of your own; None: the operation's (add, mult)
+    # (a, b, base) -> the answer, for a task of your own; None: the operation's (add, mult)
     answer: Callable[[str, str, int], str] | None = None
+    operands: int = 2  # 1: the instance is `a` alone (`b` is "")
+    symbols: tuple[str, ...] | None = None  # the operands' symbols (values 0..base-1); None: the digits
+    readout: str = "number"  # how the answer is read at the answer cell: a key of readout.READOUTS
+    # (rng, n, m, base) -> operands of about n and m symbols that the task accepts; None: two random
+    # numbers with a non-zero leading digit
+    generate: Callable[[np.random.Generator, int, int, int], tuple[str, str]] | None = None
+    # (a, b, base) -> why the operands are not an instance of the task (b > a in sub2), or None
+    domain: Callable[[str, str, int], str | None] | None = None
 
     reference = "task"  # what `expected` answers: "task" (Python's integers) or "agent" (own_agent.py)
 
@@ -65,18 +78,56 @@ class Task:
     def blank(self) -> int:
         return self.alphabet.index(BLANK)
 
-    def check(self, a: str, b: str) -> Instance:
+    @property
+    def operand_symbols(self) -> tuple[str, ...]:
+        return self.symbols or digit_symbols(self.base)
+
+    def check(self, a: str, b: str = "", name: str = "user") -> Instance:
         """Validate operands given by a user; one-line DfstError on the first problem."""
-        return Instance(check_operand(a, self.base, "first operand"),
-                        check_operand(b, self.base, "second operand"), "user")
+        if self.operands == 1:
+            if b != "":
+                raise DfstError(f"task {self.name} takes one operand, not two")
+            inst = Instance(self._check_operand(a, "operand"), "", name)
+        else:
+            inst = Instance(self._check_operand(a, "first operand"),
+                            self._check_operand(b, "second operand"), name)
+        problem = self.domain(inst.a, inst.b, self.base) if self.domain else None
+        if problem is not None:
+            raise DfstError(f"not a {self.name} instance: {problem}")
+        return inst
+
+    def _check_operand(self, text: str, label: str) -> str:
+        if self.symbols is None:
+            return check_operand(text, self.base, label)
+        bad = next((ch for ch in text if ch not in self.symbols), None)
+        if text == "" or bad is not None:
+            shown = repr(text if len(text) <= 24 else text[:20] + "...")
+            raise DfstError(f"{label} {shown} is empty or has {bad!r}: task {self.name}'s operands are "
+                            f"strings of {' '.join(self.symbols)}")
+        return text
+
+    def example(self, n: int, m: int) -> Instance:
+        """An instance with operands of n and m symbols where the task allows (its shape is what counts)."""
+        if self.generate is None:
+            top = self.operand_symbols[-1]
+            return self.check(top * n, top * m)
+        a, b = self.generate(np.random.default_rng(0), n, m, self.base)
+        return Instance(a, b, "example")
+
+    def show(self, a: str, b: str) -> str:
+        """The instance as people write it: "987 + 45", "100 ÷ 7", "1011" (one operand)."""
+        if self.operands == 1:
+            return a
+        return f"{a} {OPERATORS.get(self.operation, ',')} {b}"
 
     def layout(self, instance: Instance) -> Layout:
         return self.draw(instance.a, instance.b, self.base)
 
     def expected(self, instance: Instance) -> str:
-        if self.answer is not None:
-            return canonical(self.answer(instance.a, instance.b, self.base))
-        return exact_answer(self.operation, instance.a, instance.b, self.base)
+        if self.answer is None:
+            return exact_answer(self.operation, instance.a, instance.b, self.base)
+        answer = self.answer(instance.a, instance.b, self.base)
+        return canonical(answer) if self.readout == "number" else answer
 
     def max_steps(self, instance: Instance) -> int:
         return self.step_bound(len(instance.a), len(instance.b), self.base)
@@ -90,21 +141,39 @@ class Task:
                 out.append(inst)
         return out
 
+    def short_instances(self, n: int) -> list[Instance]:
+        """Every instance whose operands have 1..n symbols (leading zeros included), shortest first."""
+        strings = ["".join(p) for k in range(1, n + 1) for p in product(self.operand_symbols, repeat=k)]
+        pairs = [(a, b) for a in strings for b in (strings if self.operands == 2 else [""])]
+        return [Instance(a, b, "exhaustive") for a, b in pairs
+                if self.domain is None or self.domain(a, b, self.base) is None]
+
+    def short_count(self, n: int) -> int:
+        """How many operand pairs `short_instances(n)` looks at."""
+        strings = sum(self.base ** k for k in range(1, n + 1))
+        return strings if self.operands == 1 else strings * strings
+
     def random_instances(self, n: int, count: int, seed: int, m: int | None = None) -> list[Instance]:
         """`count` pairs of an n-digit and an m-digit operand (m = n by default), seeded."""
         rng = np.random.default_rng(seed)
-        return [Instance(random_operand(rng, n, self.base), random_operand(rng, m or n, self.base))
-                for _ in range(count)]
+        return [self.random_instance(rng, n, m or n) for _ in range(count)]
+
+    def random_instance(self, rng: np.random.Generator, n: int, m: int) -> Instance:
+        """One random instance of about n and m symbols, drawn from `rng` (the task's `generate`)."""
+        if self.generate is not None:
+            return Instance(*self.generate(rng, n, m, self.base))
+        return Instance(random_operand(rng, n, self.base), random_operand(rng, m, self.base))
 
     def read_answer(self, cells: np.ndarray, answer: tuple[int, int]) -> str | None:
-        """Digits leftwards from `answer` until a non-digit; None if there is no digit there."""
-        return read_row_answer(cells[answer[0], : answer[1] + 1], self.base)
+        """The answer the readout finds in the answer row up to the answer cell (by default: digits
+        leftwards from `answer` until a non-digit); None if there is none."""
+        return READOUTS[self.readout](cells[answer[0], : answer[1] + 1], self.base, self.alphabet)
 
     def read_grid_answer(self, grid: Grid, answer: tuple[int, int]) -> str | None:
         row, col = answer
         lo = min((c for r, c in grid.cells if r == row), default=col)
         line = np.array([grid.read((row, c)) for c in range(min(lo, col), col + 1)], dtype=np.int64)
-        return read_row_answer(line, self.base)
+        return READOUTS[self.readout](line, self.base, self.alphabet)
 
 
 def random_operand(rng: np.random.Generator, n: int, base: int) -> str:
@@ -114,13 +183,3 @@ def random_operand(rng: np.random.Generator, n: int, base: int) -> str:
     digits = rng.integers(0, base, size=n)
     digits[0] = rng.integers(1, base)
     return digits_to_text(digits)
-
-
-def read_row_answer(line: np.ndarray, base: int) -> str | None:
-    """`line` ends at the answer's least significant cell; read the run of digits ending there."""
-    not_digit = np.flatnonzero(line[::-1] >= base)
-    length = int(not_digit[0]) if not_digit.size else len(line)
-    if length == 0:
-        return None
-    digits = line[len(line) - length:]
-    return canonical(digits_to_text(digits))

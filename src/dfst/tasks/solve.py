@@ -44,19 +44,24 @@ def task_agent(task: Task, agent_file: str | Path | None = None) -> Transducer:
 def choose_instance(task: Task, a: str | None, b: str | None, *, random_digits: int | None = None,
                     seed: int = 0, max_memory: int, as_json: bool = False,
                     on_estimate: Callable[[Estimate], None] | None = None) -> Instance:
-    """The operands `a` and `b`, or with `random_digits` two random operands of that many digits
-    (`seed`); checked against `max_memory` bytes (`as_json`: counting a JSON report) before anything
-    of their size is built. `on_estimate` is told the estimate before the instance is built."""
+    """The operands `a` and `b` (`b` None for a task of one operand), or with `random_digits` a random
+    instance of that many digits (`seed`); checked against `max_memory` bytes (`as_json`: counting a
+    JSON report) before anything of their size is built. `on_estimate` is told the estimate before
+    the instance is built."""
     if random_digits is not None:
         estimate = check_rollout(task, random_digits, random_digits, max_memory,
                                  f"--random {random_digits:,}", generate=True, as_json=as_json)
         if on_estimate is not None:
             on_estimate(estimate)
         return task.random_instances(random_digits, 1, seed)[0]
-    if a is None or b is None:
+    if task.operands == 1 and a is None:
+        raise DfstError(f"give the operand A (or --random N): task {task.name} takes one")
+    if task.operands == 2 and (a is None or b is None):
         raise DfstError("give two operands A B (or --random N)")
+    b = b or ""
     n, m = len(a), len(b)  # checked before the digits: a long operand's validation takes seconds
-    estimate = check_rollout(task, n, m, max_memory, f"operands of {n:,} and {m:,} digits", as_json=as_json)
+    what = f"operands of {n:,} and {m:,} digits" if b else f"an operand of {n:,} symbols"
+    estimate = check_rollout(task, n, m, max_memory, what, as_json=as_json)
     if on_estimate is not None:
         on_estimate(estimate)
     return task.check(a, b)

@@ -1,9 +1,11 @@
 """Tasks of your own (docs/tasks.md): checked against the contract, then registered beside the built-in ones.
 
 A task is a `dfst.tasks.Task`: name, base, the expert (`build_agent(base)`), the layout of an
-instance (`draw(a, b, base)`: grid, head, answer cell), the answer (`answer(a, b, base)`, digits),
-hard instances (`hard(n, base)`), the step bound (`step_bound(len a, len b, base)`); random
-instances come from `Task.random_instances`. They reach dfst three ways:
+instance (`draw(a, b, base)`: grid, head, answer cell), the answer (`answer(a, b, base)`), hard
+instances (`hard(n, base)`), the step bound (`step_bound(len a, len b, base)`); optionally one
+operand (`operands=1`), operand symbols other than digits (`symbols`), how the answer is read
+(`readout`: a number, a string, one symbol, quotient and remainder), a random instance generator
+(`generate`) and the instances it accepts (`domain`). They reach dfst three ways:
 
 - `register_task(task)` from Python;
 - a file: `dfst --tasks-file FILE.py ...` or the environment variable DFST_TASKS_FILE, a Python
@@ -11,10 +13,11 @@ instances come from `Task.random_instances`. They reach dfst three ways:
 - an installed package's entry point in the group `dfst.tasks`: a list of tasks, or a function
   returning one (loaded the first time a name is not found).
 
-`register_task` refuses, with the reason, a task that breaks the contract: an alphabet other than
-the base's digits then the blank, a layout whose head or answer cell is off its grid or that holds
-symbols outside the alphabet, an expert that does not halt within the step bound or whose answer
-is not the task's, on the hard instances of 1 to 3 digits and seeded random pairs of 1 to 5.
+`register_task` refuses, with the reason, a task that breaks the contract: an alphabet that does not
+start with the operand symbols then the blank, an unknown readout, a layout whose head or answer
+cell is off its grid or that holds symbols outside the alphabet, an expert that does not halt
+within the step bound or whose answer is not the task's, on the hard instances of 1 to 3 digits
+and seeded random pairs of 1 to 5.
 """
 
 from __future__ import annotations
@@ -25,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from dfst.arith import digit_symbols
 from dfst.errors import DfstError
 from dfst.grid.world import Outcome
 from dfst.tasks.base import BLANK, Task
+from dfst.tasks.readout import READOUTS
 from dfst.tasks.solve import solve
 
 ENTRY_POINT_GROUP = "dfst.tasks"
@@ -67,8 +70,15 @@ def contract_problem(task: Task) -> str | None:
         alphabet = task.agent.alphabet
     except DfstError as exc:
         return f"its expert is invalid: {exc}"
-    if tuple(alphabet) != (*digit_symbols(task.base), BLANK):
-        return f"its alphabet {list(alphabet)} is not the base-{task.base} digits then the blank {BLANK!r}"
+    if task.operands not in (1, 2):
+        return f"operands must be 1 or 2, not {task.operands!r}"
+    if task.readout not in READOUTS:
+        return f"readout {task.readout!r} is not one of {', '.join(READOUTS)}"
+    if len(task.operand_symbols) != task.base:
+        return f"it has {len(task.operand_symbols)} operand symbols for base {task.base}"
+    if tuple(alphabet[: task.base + 1]) != (*task.operand_symbols, BLANK):
+        return (f"its alphabet {list(alphabet)} does not start with the operand symbols "
+                f"{list(task.operand_symbols)} then the blank {BLANK!r}")
     for instance in _check_instances(task):
         problem = _instance_problem(task, instance)
         if problem is not None:

@@ -1,0 +1,90 @@
+"""Comparison of two numbers of any lengths in any base (tasks compare2, compare10): <, = or >.
+
+Layout: addition's (`addition.py`): a right-aligned on row 1, b under it on row 2, the agent on a's
+units digit. The answer is one symbol, written on b's row in the first column where both operands
+have ended (column 1: the layout's width is the longer operand plus three):
+
+    row 1   . . 1 2 3 .      a  (agent starts on its units digit)
+    row 2   . < . 4 5 .      b;  < is written where both have ended: 123 > 45 would read >
+
+Algorithm, right to left, the verdict so far in the state (a more significant column overrides it):
+
+    cmp{s}      on a's row: read x (blank = 0) and go down carrying it      -> pair{s}{x}
+    pair{s}{x}  on b's row: read y; both blank: write s and stop; otherwise
+                s becomes < or > where x and y differ, step left             -> up{s}
+    up{s}       go back up                                                   -> cmp{s}
+
+States: 3·(base + 3) + 1; alphabet: the digits, the blank, then <, = and >.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dfst.arith import compare_numbers
+from dfst.automata import Rule, Transducer, make_transducer
+from dfst.grid.grid import Layout
+from dfst.tasks.addition import ROW_B, draw_addition
+from dfst.tasks.base import BLANK, Instance, alphabet_for
+
+VERDICTS = ("<", "=", ">")
+NAMES = {"<": "lt", "=": "eq", ">": "gt"}
+
+
+def build_comparator_agent(base: int) -> Transducer:
+    digits = alphabet_for(base)[:base]
+    alphabet = (*digits, BLANK, *VERDICTS)
+    states, rules = [], []
+    for s in VERDICTS:
+        states += [f"cmp_{NAMES[s]}", *(f"pair_{NAMES[s]}_{x}" for x in (*digits, BLANK)), f"up_{NAMES[s]}"]
+        for x in (*digits, BLANK):
+            rules.append(Rule(f"cmp_{NAMES[s]}", x, f"pair_{NAMES[s]}_{x}", x, "D"))
+            rules += [_pair_rule(s, x, y, digits) for y in (*digits, BLANK)]
+        rules += [Rule(f"up_{NAMES[s]}", y, f"cmp_{NAMES[s]}", y, "U") for y in (*digits, BLANK)]
+    return make_transducer([*states, "halt"], alphabet, rules, initial="cmp_eq", final="halt",
+                           blank=BLANK, name=f"compare{base}")
+
+
+def _pair_rule(s: str, x: str, y: str, digits: tuple[str, ...]) -> Rule:
+    if x == BLANK and y == BLANK:
+        return Rule(f"pair_{NAMES[s]}_{x}", y, "halt", s, "S")
+    value = {d: i for i, d in enumerate(digits)} | {BLANK: 0}
+    order = (value[x] > value[y]) - (value[x] < value[y])
+    verdict = s if order == 0 else VERDICTS[order + 1]
+    return Rule(f"pair_{NAMES[s]}_{x}", y, f"up_{NAMES[verdict]}", y, "L")
+
+
+def comparison_answer(a: str, b: str, base: int) -> str:
+    return VERDICTS[compare_numbers(a, b) + 1]
+
+
+def comparison_steps(n: int, m: int, base: int) -> int:
+    """Three steps per column of the longer operand, and the verdict."""
+    return 3 * (max(n, m) + 2)
+
+
+def draw_comparison(a: str, b: str, base: int) -> Layout:
+    """Addition's layout, the answer cell moved to column 1 of b's row (where both have ended)."""
+    layout = draw_addition(a, b, base)
+    return replace(layout, answer=(ROW_B, 1))
+
+
+def hard_comparison(n: int, base: int) -> list[Instance]:
+    """Every pair of leading digits x over y (a blank too: operands one digit apart in length) above
+    n - 1 digits that already decide <, = or >, so that every rule of the expert runs at length n;
+    and equal numbers behind leading zeros."""
+    d = alphabet_for(base)[:base]
+    zero, one, top = d[0], d[1], d[-1]
+    tails = {"=": (zero * (n - 1), zero * (n - 1)),
+             "<": (zero * (n - 1), zero * (n - 2) + one), ">": (zero * (n - 2) + one, zero * (n - 1))}
+    cases = []
+    for s, (ta, tb) in (tails.items() if n >= 2 else ()):
+        for x in ("", *d):
+            cases += [Instance(x + ta, y + tb, f"{NAMES[s]}_{x or 'end'}_over_{y or 'end'}")
+                      for y in ("", *d) if x + ta and y + tb]
+    cases += [Instance(x, y, f"digits_{x}_{y}") for x in d for y in d] if n == 1 else []
+    cases += [Instance(top * n, top * n, "equal_max"), Instance(zero * n, zero, "zeros_unequal_length"),
+              Instance(zero * (n - 1) + one, one, "leading_zeros_equal"),
+              Instance(top * n, top * (n - 1) + d[-2], "last_digit_decides"),
+              Instance(one + zero * (n - 1), top * (n - 1) if n > 1 else zero, "longer_wins")]
+    return cases

@@ -1,0 +1,123 @@
+"""The ten tasks of issue 17 (sub, compare, mult10x1, div10x1, parity2, reverse2, sort2, dyck):
+their experts against a Python reference on random instances, their instance generators and
+domains, their readouts, and `dfst solve` on them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cli_helpers import run, run_json
+from dfst.data.coverage import rules_used
+from dfst.errors import DfstError
+from dfst.tasks import TASKS
+from dfst.tasks.dyck import is_balanced
+from dfst.tasks.multiplication import BY_DIGIT_UNREACHABLE
+from dfst.tasks.readout import READOUTS
+from dfst.tasks.solve import solve
+from test_experts import reference_answer
+
+NEW = ["sub2", "sub10", "compare2", "compare10", "mult10x1", "div10x1", "parity2", "reverse2", "sort2",
+       "dyck"]
+
+
+def test_the_ten_tasks_are_registered_under_their_names():
+    assert set(NEW) <= set(TASKS)
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_expert_agrees_with_python_on_200_random_instances_up_to_100_digits(name):
+    task = TASKS[name]
+    rng = np.random.default_rng(17)
+    for _ in range(200):
+        n, m = (int(x) for x in rng.integers(1, 101, size=2))
+        instance = task.random_instance(rng, n, m)
+        solution = solve(task, instance)
+        assert solution.run.outcome == "halted", instance
+        assert solution.result == reference_answer(task, instance.a, instance.b), instance
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_random_instances_are_seeded_and_in_the_tasks_domain(name):
+    task = TASKS[name]
+    first = task.random_instances(12, 30, seed=5, m=7)
+    assert first == task.random_instances(12, 30, seed=5, m=7) != task.random_instances(12, 30, seed=6, m=7)
+    for instance in first:
+        assert task.check(instance.a, instance.b).a == instance.a
+        if task.operands == 1:
+            assert instance.b == "" and len(instance.a) == 12
+        elif name in ("mult10x1", "div10x1"):
+            assert len(instance.a) == 12 and len(instance.b) == 1
+        else:
+            assert sorted((len(instance.a), len(instance.b))) == [7, 12]
+
+
+@pytest.mark.parametrize(("name", "a", "b", "why"), [
+    ("sub10", "12", "13", "at least the second"), ("sub2", "1", "10", "at least the second"),
+    ("div10x1", "12", "0", "division by zero"), ("div10x1", "12", "34", "one digit"),
+    ("mult10x1", "12", "34", "one digit"), ("parity2", "101", "1", "one operand"),
+    ("dyck", "(()a", "", "strings of \\( \\)"), ("sort2", "102", "", "not a digit"),
+    ("compare2", "12", "1", "not a digit"),
+])
+def test_check_refuses_what_is_not_an_instance(name, a, b, why):
+    with pytest.raises(DfstError, match=why):
+        TASKS[name].check(a, b)
+
+
+def test_sub_accepts_equal_operands_and_leading_zeros():
+    task = TASKS["sub10"]
+    assert solve(task, task.check("0100", "0100")).result == "0"
+    assert solve(task, task.check("7", "0003")).result == "4"
+
+
+def test_dyck_generator_draws_balanced_and_unbalanced_words():
+    task = TASKS["dyck"]
+    words = [i.a for i in task.random_instances(20, 400, seed=0)]
+    balanced = sum(map(is_balanced, words))
+    assert 150 < balanced < 250  # about half: the generator's balanced half
+    assert all(len(w) == 20 and set(w) <= {"(", ")"} for w in words)
+    assert len(set(words)) > 300
+
+
+@pytest.mark.parametrize(("readout", "line", "expected"), [
+    ("number", [5, 0, 0, 1], "1"), ("number", [1, 0, 5], None), ("string", [5, 0, 0, 1], "001"),
+    ("symbol", [0, 1, 6], "<"), ("symbol", [0, 5], None),
+    ("quotient_remainder", [5, 0, 1, 4, 5, 1], "14 1"), ("quotient_remainder", [0, 1, 4, 1], None),
+])
+def test_readouts(readout, line, expected):
+    alphabet = ("0", "1", "2", "3", "4", "_", "<")  # base 5: the blank is 5, < is 6
+    assert READOUTS[readout](np.array(line), 5, alphabet) == expected
+
+
+@pytest.mark.parametrize(("args", "result"), [
+    (["sub10", "1000", "1"], "999"), (["compare10", "99", "100"], "<"), (["div10x1", "100", "7"], "14 2"),
+    (["mult10x1", "999", "9"], "8991"), (["parity2", "1011"], "1"), (["reverse2", "1101"], "1011"),
+    (["sort2", "1010"], "0011"), (["dyck", "(()())"], "y"), (["dyck", "())("], "n"),
+])
+def test_solve_on_the_command_line(capsys, args, result):
+    report = run_json(capsys, "solve", *args)
+    assert report["result"] == result and report["correct"]
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_solve_random_200_digits(capsys, name):
+    assert run_json(capsys, "solve", name, "--random", "200")["correct"]
+
+
+def test_solve_refuses_a_second_operand_for_a_string_task(capsys):
+    code, _, err = run(capsys, "solve", "parity2", "101", "1")
+    assert code == 2 and "takes one operand" in err
+
+
+def test_mult10x1_drops_exactly_the_rules_no_n_by_1_instance_reads():
+    """Every instance of up to 3 digits times every digit: mult10's expert reads all of mult10x1's
+    rules and none of the dropped ones."""
+    by_digit, full = TASKS["mult10x1"], TASKS["mult10"].agent
+    seen = set()
+    for n in (1, 2, 3):
+        for value in range(10 ** n):
+            for b in "0123456789":
+                inst = by_digit.check(str(value).zfill(n), b)
+                seen |= rules_used(full, by_digit.layout(inst), by_digit.max_steps(inst))
+    assert seen == set(by_digit.agent.rules)
+    assert set(full.rules) - seen == BY_DIGIT_UNREACHABLE[10]
