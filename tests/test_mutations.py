@@ -38,7 +38,7 @@ def test_the_carry_past_the_shorter_operand_is_in_the_hard_set():
 def test_a_survivor_that_only_changes_the_policy_is_unknown_with_its_reason():
     search = functools.cache(lambda: search_instances(ADD2))
     verdict = judge(ADD2, Mutant("add0", "0", "write", "1"), search)  # rewrites a digit never read again
-    assert verdict.status == "unknown" and "policy leaves" in verdict.detail and "6 digits" in verdict.detail
+    assert verdict.status == "unknown" and "policy leaves" in verdict.detail and "6 symbols" in verdict.detail
     assert judge(ADD2, Mutant("carry", "1", "write", "1"), search).status == "killed"
 
 

@@ -139,7 +139,8 @@ def judge(task: Task, mutant: Mutant, search: Callable[[], list[Instance]]) -> V
         f"its policy leaves the expert's after reading {' '.join(task.alphabet[x] for x in parted.path)}; "
     longest = max(len(i.a) for i in instances if i.name == "exhaustive")
     return Verdict(mutant, "unknown", f"{where}no wrong answer on any of {len(instances):,} instances "
-                   f"searched (every pair up to {longest} digits, {SEARCH_RANDOM} random up to "
+                   f"searched (every {'string' if task.operands == 1 else 'pair'} up to {longest} "
+                   f"symbols, {SEARCH_RANDOM} random up to "
                    f"{MAX_SEARCH_DIGITS})")
 
 

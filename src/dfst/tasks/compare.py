@@ -72,19 +72,29 @@ def draw_comparison(a: str, b: str, base: int) -> Layout:
 def hard_comparison(n: int, base: int) -> list[Instance]:
     """Every pair of leading digits x over y (a blank too: operands one digit apart in length) above
     n - 1 digits that already decide <, = or >, so that every rule of the expert runs at length n;
-    and equal numbers behind leading zeros."""
+    a longer operand going on two digits past the shorter one, both ways round (000 vs 1: the
+    verdict must survive a second column over a blank); and equal numbers behind leading zeros."""
     d = alphabet_for(base)[:base]
     zero, one, top = d[0], d[1], d[-1]
-    tails = {"=": (zero * (n - 1), zero * (n - 1)),
-             "<": (zero * (n - 1), zero * (n - 2) + one), ">": (zero * (n - 2) + one, zero * (n - 1))}
     cases = []
-    for s, (ta, tb) in (tails.items() if n >= 2 else ()):
+    for s in VERDICTS if n >= 2 else ():
+        ta, tb = _deciding_tails(s, n - 1, zero, one)
         for x in ("", *d):
             cases += [Instance(x + ta, y + tb, f"{NAMES[s]}_{x or 'end'}_over_{y or 'end'}")
                       for y in ("", *d) if x + ta and y + tb]
+    for s in VERDICTS if n >= 3 else ():
+        ta, tb = _deciding_tails(s, n - 2, zero, one)
+        cases += [c for x in d for c in (Instance(x + x + ta, tb, f"{NAMES[s]}_{x}{x}_past_b"),
+                                         Instance(ta, x + x + tb, f"{NAMES[s]}_{x}{x}_past_a"))]
     cases += [Instance(x, y, f"digits_{x}_{y}") for x in d for y in d] if n == 1 else []
     cases += [Instance(top * n, top * n, "equal_max"), Instance(zero * n, zero, "zeros_unequal_length"),
               Instance(zero * (n - 1) + one, one, "leading_zeros_equal"),
               Instance(top * n, top * (n - 1) + d[-2], "last_digit_decides"),
               Instance(one + zero * (n - 1), top * (n - 1) if n > 1 else zero, "longer_wins")]
     return cases
+
+
+def _deciding_tails(verdict: str, length: int, zero: str, one: str) -> tuple[str, str]:
+    """Two strings of `length` digits whose comparison is `verdict` (decided in the units digit)."""
+    low, high = zero * length, zero * (length - 1) + one
+    return {"=": (low, low), "<": (low, high), ">": (high, low)}[verdict]

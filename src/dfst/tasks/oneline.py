@@ -6,6 +6,8 @@ strings of the task's symbols, and hard strings.
 
 from __future__ import annotations
 
+from itertools import product
+
 import numpy as np
 
 from dfst.grid.grid import Layout
@@ -37,7 +39,8 @@ def random_string(rng: np.random.Generator, n: int, symbols: tuple[str, ...]) ->
 
 def hard_strings(n: int, symbols: tuple[str, ...]) -> list[Instance]:
     """Strings of n symbols that exercise the ends and long runs: every string of up to 3 symbols
-    padded with runs of each symbol, alternations, one odd symbol at either end or in the middle."""
+    padded with runs of each symbol, alternations, one odd symbol at either end or in the middle;
+    and every string of one and two symbols, whatever n (rules only the shortest strings reach)."""
     zero, one = symbols[0], symbols[1]
     cases = {f"all_{zero}": zero * n, f"all_{one}": one * n,
              "alternating": (one + zero) * (n // 2) + one * (n % 2),
@@ -48,15 +51,20 @@ def hard_strings(n: int, symbols: tuple[str, ...]) -> list[Instance]:
              "zero_first": zero + one * (n - 1), "zero_last": one * (n - 1) + zero,
              "one_middle": zero * (n // 2) + one + zero * (n - n // 2 - 1),
              "zero_middle": one * (n // 2) + zero + one * (n - n // 2 - 1)}
+    for k in (1, 2):  # every string of one and two symbols: rules only they reach (reverse2's n = 1)
+        cases |= {f"short_{head}": head for head in _strings(symbols, k)}
     for k in range(1, min(n, 3) + 1):  # every short pattern, at the start and at the end of a run
-        for i in range(len(symbols) ** k):
-            head = "".join(symbols[(i // len(symbols) ** j) % len(symbols)] for j in range(k))
+        for head in _strings(symbols, k):
             for fill in (zero, one):
                 cases[f"{head}_then_{fill}"] = head + fill * (n - k)
                 cases[f"{fill}_then_{head}"] = fill * (n - k) + head
     seen, out = set(), []
     for name, text in cases.items():
-        if len(text) == n and text not in seen:
+        if (len(text) == n or name.startswith("short_")) and text not in seen:
             seen.add(text)
             out.append(Instance(text, "", name))
     return out
+
+
+def _strings(symbols: tuple[str, ...], k: int) -> list[str]:
+    return ["".join(p) for p in product(symbols, repeat=k)]
