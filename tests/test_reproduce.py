@@ -10,6 +10,7 @@ from cli_helpers import assert_one_line_error, run, run_json
 from dfst.baselines.results import load_results
 from dfst.cli.reproduce import seed_plan
 from dfst.recipes import PUBLISHED, RECIPES, TARGET_DIGITS, recipe
+from dfst.tasks import TASKS
 from dfst.train import TrainConfig
 
 QUICK = ("--tasks", "add2", "--seeds", "1", "--iters", "30", "--restarts", "2", "--time-budget", "20")
@@ -134,7 +135,8 @@ def test_task_seed_counts_override_seeds():
 
 def test_recipes_cover_every_task_and_keep_the_issue_budgets():
     budgets = {"add2": (20, 3), "add10": (225, 3), "mult2": (750, 5), "mult10": (10_000, 5)}  # at most
-    assert set(RECIPES) == set(budgets) == set(TARGET_DIGITS)
+    assert set(RECIPES) == set(TARGET_DIGITS) == set(TASKS)  # issue 17's tasks: 100x their training length
+    assert all(TARGET_DIGITS[t] == 100 * RECIPES[t].max_digits for t in set(RECIPES) - set(budgets))
     for task, (samples, digits) in budgets.items():
         cfg = recipe(task, seed=4)
         assert (cfg.task, cfg.seed) == (task, 4) and cfg.samples <= samples and cfg.max_digits <= digits

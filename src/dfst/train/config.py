@@ -364,6 +364,20 @@ RECIPES: dict[str, TrainConfig] = {
     # (docs/finetune.md)
     "mult10": replace(MULT, task="mult10", samples=400, max_digits=3, iters=4000, finetune=True,
                       finetune_frozen=1000),
+    # Issue 17's tasks (README "More tasks: trained"): add2's recipe where it trains them; more samples,
+    # or pairs of rules, where the automaton read off was not yet the expert's (sub2: 20 samples gave a
+    # 9-state automaton that fails at 10 digits; compare2: 40 covered samples one that fails at 300)
+    **{task: replace(DEFAULT, task=task, samples=20, max_digits=3, finetune=True)
+       for task in ("parity2", "sort2")},
+    "dyck": replace(DEFAULT, task="dyck", samples=20, max_digits=6, finetune=True),  # nesting needs length
+    "reverse2": replace(DEFAULT, task="reverse2", samples=30, max_digits=5, finetune=True),  # 4 rules need 4+
+    "sub2": replace(DEFAULT, task="sub2", samples=40, sampler="pairs", finetune=True),
+    "compare2": replace(DEFAULT, task="compare2", samples=80, sampler="pairs", finetune=True),
+    "sub10": replace(DEFAULT, task="sub10", samples=225, restarts=8, sampler="pairs", finetune=True),
+    "compare10": replace(DEFAULT, task="compare10", samples=400, restarts=8, sampler="pairs", finetune=True),
+    "mult10x1": replace(MULT, task="mult10x1", samples=300, max_digits=3, iters=4000, finetune=True,
+                        finetune_frozen=1000),
+    "div10x1": replace(DEFAULT, task="div10x1", samples=600, restarts=8, sampler="pairs", finetune=True),
 }
 
 # What `dfst train` takes from a recipe: what is trained, not how the run is watched (the evaluation
