@@ -20,7 +20,7 @@ LAYERS = [
     {"extract"},
     {"train"},
     {"recipes"},
-    {"results", "reproduce", "baselines", "bench", "mutations"},
+    {"results", "reproduce", "baselines", "bench", "mutations", "learnability"},
     {"cli"},
 ]
 LEVEL = {name: i for i, layer in enumerate(LAYERS) for name in layer}

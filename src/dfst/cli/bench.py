@@ -1,7 +1,10 @@
-"""`dfst bench rollout` (the engine against a per-step PyTorch loop, measured in the same run) and
-`dfst bench mutations` (the protocol's mutation score)."""
+"""`dfst bench rollout` (the engine against a per-step PyTorch loop, measured in the same run),
+`dfst bench mutations` (the protocol's mutation score) and `dfst bench learnability` (random agents:
+DFST and RPNI success against states and samples)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 from rich.table import Table
@@ -73,3 +76,38 @@ def _print_mutations(report: dict) -> None:
         table.add_row(s["mutant"], s["status"], s["why"])
     if report["survivors"]:
         console.print(table)
+
+
+@bench_app.command("learnability")
+def bench_learnability_command(
+    states: str = typer.Option("2,3,4,6", "--states", help="Agent sizes d (states besides halt)."),
+    samples: str = typer.Option("5,10,20", "--samples", help="Training PTO counts."),
+    agents: int = typer.Option(3, "--agents", help="Random agents per d."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the agents and of the training runs."),
+    out: Path = typer.Option(Path("runs/learnability"), "--out", help="Where the training runs go "
+                             "(finished ones are reused)."),
+    results: Path = typer.Option(None, "--results", help="Also write the report JSON and its plot "
+                                 "(learnability.json, learnability.png) into this directory."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Random grid agents on a binary tape (d states, kept when they halt and use every state), each
+    learned from N PTOs by a DFST (default recipe) and by RPNI on the same PTOs: how many are exact
+    at 100x the training length, per d and N (docs/learnability.md)."""
+    from dfst.learnability import check_results_directory, learnability_report, save_results
+
+    d_values, counts = parse_lengths(states, "--states"), parse_lengths(samples, "--samples")
+    if results is not None:
+        check_results_directory(results)
+    with progress_bar("learnability cells", len(d_values) * agents * len(counts), quiet=as_json) as update:
+        report = learnability_report(out, states=d_values, samples=counts, agents=agents, seed=seed,
+                                     progress=update)
+    if results is not None:
+        report = save_results(report, results)
+    if as_json:
+        return print_json(report)
+    table = Table("d", "PTOs", "agents", "DFST exact", "RPNI exact",
+                  title=f"Random agents on sort2's tape: exact at {report['target_digits']} symbols (100x)")
+    for r in report["table"]:
+        table.add_row(str(r["d"]), str(r["samples"]), str(r["agents"]), str(r["dfst"]), str(r["rpni"]))
+    console.print(table)
+    console.print(f"{report['cpu_seconds']:,} CPU s")
