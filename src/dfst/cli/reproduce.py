@@ -52,7 +52,7 @@ def _seed_progress(*, quiet: bool) -> Iterator[Callable[[str, dict], None]]:
 
 @app.command("reproduce")
 def reproduce_command(
-    tasks: str = typer.Option("add2", "--tasks", help="Comma-separated tasks (add2, add10, mult2, mult10); "
+    tasks: str = typer.Option("add2", "--tasks", help="Comma-separated tasks (the built-in ones); "
                               "TASK:N runs N seeds of that task instead of --seeds, TASK:A-B seeds A to B."),
     seeds: int = typer.Option(10, "--seeds", help="Seeds 0 .. N-1 (from --first-seed)."),
     first_seed: int = typer.Option(0, "--first-seed"),

@@ -66,14 +66,34 @@ def cover_instances(task: Task, samples: int, max_digits: int, seed: int, candid
     covered: set = set()  # rules, or rules and pairs of rules
     pool = candidate_instances(task, max_digits, rng, candidates)
     _greedy_cover(task, pool, samples, chosen, covered, units)
-    if len(chosen) < samples and not covered >= set(task.agent.rules):
+    if not covered >= set(task.agent.rules):
         # a rule the first pool missed (rare pairs such as a 9 over a 0 after a carry in add10): a
         # bigger pool from its own stream, so the first pool and the fill-up draw what they always drew
         extra = candidate_instances(task, max_digits, np.random.default_rng([seed, 1]), 8 * candidates)
         _greedy_cover(task, extra, samples, chosen, covered, units)
+        _cover_missing_rules(task, extra, samples, chosen, covered)
     while len(chosen) < samples:
         chosen.append(sample_instance(task, rng, 1, max_digits))
     return chosen
+
+
+def _cover_missing_rules(task: Task, pool: list[Instance], samples: int, chosen: list[Instance],
+                         covered: set) -> None:
+    """Rules still missing once `samples` are chosen (a cover of rule pairs that outgrew them: sub10,
+    mult10x1) take the places of the last picks, the least useful ones: every rule is shown first."""
+    missing: set = set(task.agent.rules) - covered
+    rare: list[Instance] = []
+    for inst in pool:
+        used = rules_used(task.agent, task.layout(inst), task.max_steps(inst))
+        if used & missing:
+            rare.append(inst)
+            missing -= used
+        if not missing:
+            break
+    if rare:
+        chosen[:] = chosen[: max(0, samples - len(rare))] + rare[:samples]
+        for inst in rare:
+            covered |= rules_used(task.agent, task.layout(inst), task.max_steps(inst))
 
 
 def _greedy_cover(task: Task, pool: list[Instance], samples: int, chosen: list[Instance],

@@ -344,7 +344,7 @@ def _array_problem(ds: PtoDataset, meta: dict) -> str | None:
 def summarize(ds: PtoDataset) -> dict:
     """Plain-JSON statistics of a dataset, for reports and the CLI."""
     lengths = np.diff(ds.offsets)
-    digits = [len(x) for pair in ds.operands for x in pair]
+    digits = [len(x) for pair in ds.operands for x in pair if x] or [0]  # a task of one operand: b is ""
     triples = (ds.reads.astype(np.int64) * ds.k + ds.writes) * len(MOVES) + ds.moves
     counts = np.bincount(ds.moves, minlength=len(MOVES))
     return {

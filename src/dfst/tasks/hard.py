@@ -116,6 +116,7 @@ def hard_by_digit(n: int, base: int) -> list[Instance]:
     """Every digit times every n-digit pattern (mult10x1), leading zeros before a run of the top digit."""
     d = digit_symbols(base)
     operands = {**_patterns(n, base), "leading_zero_max": d[0] + d[-1] * (n - 1)}
-    if n >= 3 and base == 10:  # the rarest rules (one instance of 3 digits each): 088 × 9, 912 × 9
-        operands |= {"leading_zero_eights": "0" + "8" * (n - 1), "nine_ones_two": "9" + "1" * (n - 2) + "2"}
+    if n >= 3 and base == 10:  # the rarest rules (few instances of 3 digits each): 088 × 9, 912 × 9, ...
+        operands |= {"leading_zero_eights": "0" + "8" * (n - 1),
+                     **{f"nine_ones_{u}": "9" + "1" * (n - 2) + u for u in "235"}}
     return [Instance(a, digit, f"{name}_times_{digit}") for name, a in operands.items() for digit in d]
