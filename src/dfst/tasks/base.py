@@ -42,14 +42,14 @@ class Task:
     """A registered task. `draw` builds the layout, `build_agent` the expert, `hard` the hard set."""
 
     name: str
-    operation: str  # "add" or "mult"
+    operation: str  # a label; "add", "sub" and "mult" also name the exact answer (arith.exact_answer)
     base: int
     summary: str
     build_agent: Callable[[int], Transducer]
     draw: Callable[[str, str, int], Layout]
     hard: Callable[[int, int], list[Instance]]
     step_bound: Callable[[int, int, int], int]  # (len a, len b, base) -> steps the expert needs, at most
-    # (a, b, base) -> the answer, for a task of your own; None: the operation's (add, mult)
+    # (a, b, base) -> the answer (any task but add, sub and mult); None: the operation's
     answer: Callable[[str, str, int], str] | None = None
     operands: int = 2  # 1: the instance is `a` alone (`b` is "")
     symbols: tuple[str, ...] | None = None  # the operands' symbols (values 0..base-1); None: the digits
@@ -99,11 +99,13 @@ class Task:
     def _check_operand(self, text: str, label: str) -> str:
         if self.symbols is None:
             return check_operand(text, self.base, label)
+        if text == "":
+            raise DfstError(f"{label} is empty")
         bad = next((ch for ch in text if ch not in self.symbols), None)
-        if text == "" or bad is not None:
+        if bad is not None:
             shown = repr(text if len(text) <= 24 else text[:20] + "...")
-            raise DfstError(f"{label} {shown} is empty or has {bad!r}: task {self.name}'s operands are "
-                            f"strings of {' '.join(self.symbols)}")
+            raise DfstError(f"{label} {shown} has {bad!r}: task {self.name}'s operands are strings of "
+                            f"{' '.join(self.symbols)}")
         return text
 
     def example(self, n: int, m: int) -> Instance:
