@@ -373,7 +373,7 @@ RECIPES: dict[str, TrainConfig] = {
     "reverse2": replace(DEFAULT, task="reverse2", samples=30, max_digits=5, finetune=True),  # 4 rules need 4+
     "sub2": replace(DEFAULT, task="sub2", samples=40, sampler="pairs", finetune=True),
     "compare2": replace(DEFAULT, task="compare2", samples=80, sampler="pairs", finetune=True),
-    "sub10": replace(DEFAULT, task="sub10", samples=225, restarts=8, finetune=True),  # add10's
+    "sub10": replace(DEFAULT, task="sub10", samples=225, restarts=8, sampler="pairs", finetune=True),
     "compare10": replace(DEFAULT, task="compare10", samples=400, restarts=8, sampler="pairs", finetune=True),
     "mult10x1": replace(MULT, task="mult10x1", samples=400, max_digits=3, iters=4000, finetune=True,
                         finetune_frozen=1000),  # mult10's
