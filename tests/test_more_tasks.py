@@ -130,3 +130,19 @@ def test_a_pair_cover_cut_short_by_the_sample_count_still_shows_every_rule():
     chosen = cover_instances(task, 100, 3, 0, units=rule_pairs_used)
     used = set().union(*(rules_used(task.agent, task.layout(i), task.max_steps(i)) for i in chosen))
     assert len(chosen) == 100 and used == set(task.agent.rules)
+
+
+def test_certify_searches_only_instances_of_the_task():
+    """A counterexample must be an instance: the search behind a symbol path keeps to the domain."""
+    from itertools import islice
+
+    from dfst.certify.search import small_instances
+
+    sub = list(islice(small_instances(TASKS["sub10"]), 3000))
+    assert sub and all(TASKS["sub10"].domain(i.a, i.b, 10) is None for i in sub)
+    by_digit = list(islice(small_instances(TASKS["mult10x1"]), 3000))
+    assert all(len(i.b) == 1 for i in by_digit)
+    strings = list(islice(small_instances(TASKS["dyck"]), 100))
+    assert all(i.b == "" and set(i.a) <= {"(", ")"} for i in strings)
+    add = list(islice(small_instances(TASKS["add2"]), 6))  # the arithmetic tasks' order is kept
+    assert [(i.a, i.b) for i in add[:4]] == [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")]

@@ -17,16 +17,26 @@ MAX_PAIRS = 20000  # instances tried at most
 
 
 def small_instances(task: Task, max_len: int = 8):
-    """Operand pairs by growing length (leading zeros included: the grid shows every digit)."""
-    digits = task.alphabet[: task.base]
+    """The task's instances by growing length (leading zeros included: the grid shows every digit):
+    operand pairs, or single operands for a task of one, and only those its domain accepts (a
+    counterexample must be an instance: no a < b for sub2, no two-digit b for mult10x1)."""
     for n in range(1, max_len + 1):
-        for la, lb in itertools.product(range(1, n + 1), repeat=2):
-            if max(la, lb) != n:
-                continue
-            for a in itertools.product(digits, repeat=la):
-                for b in itertools.product(digits, repeat=lb):
-                    yield Instance("".join(a), "".join(b), "small")
+        for a, b in _operands_of_length(task, n):
+            if task.domain is None or task.domain(a, b, task.base) is None:
+                yield Instance(a, b, "small")
         yield from task.hard_instances(n)
+
+
+def _operands_of_length(task: Task, n: int):
+    """Every (a, b) whose longer operand has n symbols (b is "" for a task of one operand)."""
+    if task.operands == 1:
+        yield from (("".join(a), "") for a in itertools.product(task.operand_symbols, repeat=n))
+        return
+    for la, lb in itertools.product(range(1, n + 1), repeat=2):
+        if max(la, lb) == n:
+            for a in itertools.product(task.operand_symbols, repeat=la):
+                for b in itertools.product(task.operand_symbols, repeat=lb):
+                    yield "".join(a), "".join(b)
 
 
 def reads(task: Task, agent: Transducer, instance: Instance) -> list[int]:
