@@ -217,6 +217,8 @@ def plot_learnability(report: dict, path: str | Path) -> Path:
             ax.plot([r["samples"] for r in rows], [r[learner] / r["agents"] for r in rows], marker="o",
                     label=f"d = {d}")
         ax.set_xscale("log")
+        ax.set_xticks(report["samples"], [str(n) for n in report["samples"]])
+        ax.minorticks_off()
         ax.set_xlabel("training PTOs")
         ax.set_title(title)
         ax.grid(alpha=0.3)
