@@ -22,7 +22,7 @@ def small_instances(task: Task, max_len: int = 8):
     counterexample must be an instance: no a < b for sub2, no two-digit b for mult10x1)."""
     for n in range(1, max_len + 1):
         for a, b in _operands_of_length(task, n):
-            if task.domain is None or task.domain(a, b, task.base) is None:
+            if task.domain_problem(a, b) is None:
                 yield Instance(a, b, "small")
         yield from task.hard_instances(n)
 

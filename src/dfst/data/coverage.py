@@ -52,7 +52,7 @@ def candidate_instances(task: Task, max_digits: int, rng: np.random.Generator, c
         zeros = int(rng.integers(1, max(2, max_digits)))
         padded = (task.operand_symbols[0] * zeros + inst.a)[:max_digits]  # leading zeros reach rules
         pool.append(inst)                                                  # nothing else reaches
-        if task.domain is None or task.domain(padded, inst.b, task.base) is None:
+        if task.domain_problem(padded, inst.b) is None:
             pool.append(Instance(padded, inst.b, "leading_zeros"))
     return pool
 
@@ -88,12 +88,11 @@ def _cover_missing_rules(task: Task, pool: list[Instance], samples: int, chosen:
         if used & missing:
             rare.append(inst)
             missing -= used
+            covered |= used
         if not missing:
             break
     if rare:
         chosen[:] = chosen[: max(0, samples - len(rare))] + rare[:samples]
-        for inst in rare:
-            covered |= rules_used(task.agent, task.layout(inst), task.max_steps(inst))
 
 
 def _greedy_cover(task: Task, pool: list[Instance], samples: int, chosen: list[Instance],

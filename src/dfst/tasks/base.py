@@ -91,10 +91,14 @@ class Task:
         else:
             inst = Instance(self._check_operand(a, "first operand"),
                             self._check_operand(b, "second operand"), name)
-        problem = self.domain(inst.a, inst.b, self.base) if self.domain else None
+        problem = self.domain_problem(inst.a, inst.b)
         if problem is not None:
             raise DfstError(f"not a {self.name} instance: {problem}")
         return inst
+
+    def domain_problem(self, a: str, b: str) -> str | None:
+        """Why operands of the task's symbols are no instance of it (a < b in sub2), or None."""
+        return None if self.domain is None else self.domain(a, b, self.base)
 
     def _check_operand(self, text: str, label: str) -> str:
         if self.symbols is None:
@@ -148,7 +152,7 @@ class Task:
         strings = ["".join(p) for k in range(1, n + 1) for p in product(self.operand_symbols, repeat=k)]
         pairs = [(a, b) for a in strings for b in (strings if self.operands == 2 else [""])]
         return [Instance(a, b, "exhaustive") for a, b in pairs
-                if self.domain is None or self.domain(a, b, self.base) is None]
+                if self.domain_problem(a, b) is None]
 
     def short_count(self, n: int) -> int:
         """How many operand pairs `short_instances(n)` looks at."""
