@@ -71,3 +71,13 @@ def test_one_cell_end_to_end(tmp_path):
     assert cell["target_digits"] == 300 and set(cell) >= {"dfst", "rpni"}
     stored = json.loads((tmp_path / "runs" / "d2" / "agent0" / "s20" / "agent.json").read_text())
     assert stored["format"] == "dfst-agent" and len(stored["states"]) == 3
+
+
+def test_a_foreign_agent_file_in_the_runs_is_refused_before_training(capsys, tmp_path):
+    mine = tmp_path / "d2" / "agent0" / "s5" / "agent.json"
+    mine.parent.mkdir(parents=True)
+    mine.write_text('{"mine": 1}')
+    code, _, err = run(capsys, "bench", "learnability", "--states", "2", "--samples", "5", "--agents", "1",
+                       "--out", tmp_path)
+    assert_one_line_error(code, err, "not written by dfst")
+    assert mine.read_text() == '{"mine": 1}' and not (mine.parent / "run").exists()

@@ -102,12 +102,12 @@ def learn_cell(task, samples: int, seed: int, out: Path) -> dict:
     from dfst.baselines.rpni import evaluate_agent
     from dfst.data.pto import load_dataset
     from dfst.extract import extract
+    from dfst.outputs import check_output_file, make_directory
     from dfst.recipes import RECIPES
     from dfst.train.loop import train
 
-    out.mkdir(parents=True, exist_ok=True)
-    agent_file = out / "agent.json"
-    save_transducer(task.agent, agent_file)
+    agent_file = make_directory(out, "learnability run directory") / "agent.json"
+    save_transducer(task.agent, check_output_file(agent_file, force=True))  # replaces only dfst's own
     cfg = replace(RECIPES[BASE_TASK], samples=samples, seed=seed, agent=str(agent_file), eval_every=0)
     start = time.process_time()
     summary = train(cfg, out / "run", resume=True)
