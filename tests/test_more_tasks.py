@@ -146,3 +146,43 @@ def test_certify_searches_only_instances_of_the_task():
     assert all(i.b == "" and set(i.a) <= {"(", ")"} for i in strings)
     add = list(islice(small_instances(TASKS["add2"]), 6))  # the arithmetic tasks' order is kept
     assert [(i.a, i.b) for i in add[:4]] == [("0", "0"), ("0", "1"), ("1", "0"), ("1", "1")]
+
+
+def _equality_split_comparator():
+    """compare2's expert with "=" split in two: after a column of 1 over 1 the verdict lives in copies
+    of the "=" states, which answer < where b goes on with a 0 past a (1 vs 01). Random pairs are
+    almost never equal, so only equal operands of varied digits with leading zeros catch it; compare2's
+    first trained automaton made this very mistake."""
+    from dfst.automata import Rule, make_transducer
+
+    expert = TASKS["compare2"].agent
+    eq = [q for q in expert.states if "_eq" in q]
+    copy = {q: q + "_again" for q in eq}
+    rules = [r for r in expert.rules.values()]
+    for r in expert.rules.values():
+        if r.state in copy:
+            target = copy.get(r.next, r.next)
+            if r.state == "pair_eq__" and r.read == "0":
+                target = "up_lt"
+            rules.append(Rule(copy[r.state], r.read, target, r.write, r.move))
+    rules = [Rule(r.state, r.read, "up_eq_again", r.write, r.move) if (r.state, r.read) == ("pair_eq_1", "1")
+             else r for r in rules]
+    return make_transducer([*expert.states, *copy.values()], expert.alphabet, rules,
+                           initial=expert.initial, final=expert.final, blank=expert.blank, name="split")
+
+
+def test_compare_hard_set_catches_an_equality_split_at_every_length():
+    task, agent = TASKS["compare2"], _equality_split_comparator()
+    assert not solve(task, task.check("1", "01"), agent).correct
+    assert all(solve(task, i, agent).correct for i in task.random_instances(30, 200, seed=0))
+    for n in (2, 3, 10, 30, 300):
+        assert not all(solve(task, i, agent).correct for i in task.hard_instances(n)), n
+
+
+@pytest.mark.parametrize("name", ["compare2", "compare10"])
+def test_compare_hard_set_has_equal_operands_through_every_pair_of_digits(name):
+    task = TASKS[name]
+    digits = task.operand_symbols
+    equal = [i.a for i in task.hard_instances(task.base ** 2 + 2) if i.a == i.b]
+    pairs = {s[j:j + 2] for s in equal for j in range(len(s) - 1)}
+    assert pairs == {x + y for x in digits for y in digits}

@@ -42,7 +42,7 @@ from dfst.results import Result, result_bytes
 from dfst.results.certified import certified_counts, certified_text
 from dfst.rollout import DfstWeights
 from dfst.run_guard import FORCE_HINT, run_lock
-from dfst.tasks.hard import HARD_SET_VERSION
+from dfst.tasks.hard import hard_set_version
 from dfst.train import TrainConfig, train
 from dfst.train.config import EvaluationConfig, LoggingConfig
 from dfst.train.rundir import check_run_dir, check_run_files, run_differences
@@ -64,7 +64,7 @@ def eval_protocol(task: str, time_budget: float = DEFAULT_TIME_BUDGET, *, certif
     rescaled); `certify`: each model is also given to `dfst certify` in the same mode."""
     return {"digits": [10, 100, 1000], "random": 10, "rescale": rescale, "until_fail": True,
             "ladder_factor": 10.0, "target_digits": TARGET_DIGITS[task], "time_budget": time_budget,
-            "certify": certify, "hard_set": HARD_SET_VERSION}
+            "certify": certify, "hard_set": hard_set_version(task)}
 
 
 def run_config(task: str, seed: int, overrides: dict | None = None) -> TrainConfig:

@@ -89,9 +89,34 @@ def hard_comparison(n: int, base: int) -> list[Instance]:
     cases += [Instance(x, y, f"digits_{x}_{y}") for x in d for y in d] if n == 1 else []
     cases += [Instance(top * n, top * n, "equal_max"), Instance(zero * n, zero, "zeros_unequal_length"),
               Instance(zero * (n - 1) + one, one, "leading_zeros_equal"),
+              Instance(one, zero * (n - 1) + one, "leading_zeros_equal_swapped"),
               Instance(top * n, top * (n - 1) + d[-2], "last_digit_decides"),
               Instance(one + zero * (n - 1), top * (n - 1) if n > 1 else zero, "longer_wins")]
+    return cases + _equal_runs(n, d)
+
+
+def _equal_runs(n: int, d: tuple[str, ...]) -> list[Instance]:
+    """Equal operands whose columns take every pair of digits in turn (x y x y …), so the verdict "="
+    must survive each column after each other one; random pairs are almost never equal. Then a
+    shared prefix of every digit pair decided in the units digit, and leading zeros before it on
+    either operand (1 vs 01: compare2's trained automaton once answered <)."""
+    runs = [(x + y) * n for x in d for y in d]
+    cases = [Instance(r[:n], r[:n], f"equal_{r[:2]}") for r in runs]
+    prefix = _digit_pairs(d, n - 1)
+    for s, (ua, ub) in zip(VERDICTS, ((d[0], d[1]), (d[1], d[1]), (d[1], d[0]))):
+        a, b = prefix + ua, prefix + ub
+        cases += [Instance(a, b, f"prefix_{NAMES[s]}"), Instance(d[0] + a, b, f"prefix_{NAMES[s]}_zero_a"),
+                  Instance(a, d[0] + b, f"prefix_{NAMES[s]}_zero_b")]
     return cases
+
+
+def _digit_pairs(d: tuple[str, ...], length: int) -> str:
+    """`length` digits in which every pair x y occurs next to each other when there is room: the de
+    Bruijn sequence of order 2 (Lyndon words of length 1 and 2 in order, FKM), cycled."""
+    k = len(d)
+    words = [[a] if a == b else [a, b] for a in range(k) for b in range(a, k)]
+    cycle = "".join(d[i] for w in words for i in w)  # 0 01 02 … 1 12 … : a cycle through every pair
+    return (cycle * (length // len(cycle) + 2))[:length]
 
 
 def _deciding_tails(verdict: str, length: int, zero: str, one: str) -> tuple[str, str]:
