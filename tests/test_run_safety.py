@@ -281,6 +281,27 @@ def test_reproduce_refuses_a_stale_run_without_rerun(capsys, tmp_path):
     assert run_json(capsys, *SEED, "--iters", "6", *where, "--rerun")
 
 
+def test_reproduce_refuses_a_run_on_other_data_without_rerun(capsys, tmp_path, monkeypatch):
+    """Same config, other data (a task's hard set changed the cover's pool): train refused to resume it
+    even with --rerun; reproduce now starts it over with --rerun and names the cause without."""
+    import dfst.reproduce
+    from dfst.data import SAMPLERS
+    from dfst.tasks import get_task
+    from dfst.train.batches import dataset_sha256
+
+    where = ("--runs", tmp_path / "R", "--results", tmp_path / "S")
+    run_json(capsys, *SEED, "--iters", "5", *where)
+    for path in (tmp_path / "S").iterdir():
+        path.unlink()
+    other = SAMPLERS["cover"](get_task("add2"), 20, 3, 99)
+    monkeypatch.setattr(dfst.reproduce, "training_data", lambda cfg: other)
+    code, _, err = run(capsys, *SEED, "--iters", "5", *where)
+    assert_one_line_error(code, err, str(tmp_path / "R" / "add2" / "s0"), "training data", "--rerun")
+    assert run_json(capsys, *SEED, "--iters", "5", *where, "--rerun")
+    config = json.loads((tmp_path / "R" / "add2" / "s0" / "config.json").read_text())
+    assert config["data"]["sha256"] == dataset_sha256(other)
+
+
 def test_reproduce_never_replaces_a_file_it_did_not_write(capsys, tmp_path):
     (tmp_path / "S").mkdir()
     (tmp_path / "S" / "add2-s0.json").write_text('{"mine": true}')

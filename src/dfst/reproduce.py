@@ -44,7 +44,9 @@ from dfst.rollout import DfstWeights
 from dfst.run_guard import FORCE_HINT, run_lock
 from dfst.tasks.hard import hard_set_version
 from dfst.train import TrainConfig, train
+from dfst.train.batches import dataset_sha256
 from dfst.train.config import EvaluationConfig, LoggingConfig
+from dfst.train.loop import training_data
 from dfst.train.rundir import check_run_dir, check_run_files, run_differences
 
 SYSTEMS = {"DFST": "model", "DFST (before fine-tuning)": "trained", "DFST (extracted)": "extracted"}
@@ -171,8 +173,11 @@ def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
         raise DfstError(f"{paths[system]} was stored with {'; '.join(diff[:3])}; pass --rerun to train and "
                         "evaluate again, or --accept-stored to use the stored results as they are")
     run = runs / run_name(cfg) / f"s{seed}"
-    resume, start = _resumable(run, cfg, rerun), time.process_time()
-    summary = train(cfg, run, resume=resume, command=f"dfst reproduce --tasks {task}", progress=progress)
+    start = time.process_time()
+    data = training_data(cfg)
+    resume = _resumable(run, cfg, dataset_sha256(data), rerun)
+    summary = train(cfg, run, data=data, resume=resume, command=f"dfst reproduce --tasks {task}",
+                    progress=progress)
     # the run's own count covers its resumed segments too; a run from before it existed: measure here
     cpu = summary.get("cpu_seconds", time.process_time() - start)
     results = []
@@ -195,13 +200,16 @@ def read_result(path: Path, task: str, seed: int, system: str) -> Result:
     return Result.from_dict(record, str(path))
 
 
-def _resumable(run: Path, cfg: TrainConfig, rerun: bool) -> bool:
-    """Whether `train` may resume `run`: it holds this config's run, intact (or none). A different or
-    damaged run is started over with `rerun` and refused without it."""
+def _resumable(run: Path, cfg: TrainConfig, data_sha256: str, rerun: bool) -> bool:
+    """Whether `train` may resume `run`: it holds this config's run on this data, intact (or none). A
+    different or damaged run is started over with `rerun` and refused without it. The data can
+    differ under the same config when a task's hard set (the cover's pool) changed."""
     old = check_run_dir(run)
     if old is None:
         return True
     problems = run_differences(old, cfg.to_dict())
+    if old.get("data", {}).get("sha256") != data_sha256:
+        problems.append("training data sampled from another version of the task (its hard set)")
     if not problems:
         try:
             check_run_files(run, old)

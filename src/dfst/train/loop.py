@@ -86,6 +86,12 @@ def deterministic(threads: int):
 # ----------------------------------------------------------------------------- the loop
 
 
+def training_data(cfg: TrainConfig, task: Task | None = None) -> PtoDataset:
+    """The PTOs `cfg` trains on (its sampler, seeded): what `train` records when given no data."""
+    task = task or resolve_task(cfg.task, cfg.agent)
+    return SAMPLERS[cfg.sampler](task, cfg.samples, cfg.max_digits, cfg.seed)
+
+
 def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = None, resume: bool = True,
           progress: Callable[[dict], None] | None = None, command: str | None = None) -> dict:
     """Train, writing the run to `out_dir`; returns the summary (also in out_dir/summary.json).
@@ -97,7 +103,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
     """
     cpu_start = time.process_time()
     task = resolve_task(cfg.task, cfg.agent)
-    data = SAMPLERS[cfg.sampler](task, cfg.samples, cfg.max_digits, cfg.seed) if data is None else data
+    data = training_data(cfg, task) if data is None else data
     if data.task != task.name or data.k != len(task.alphabet):
         raise DfstError(f"the training data is for task {data.task} (k={data.k}), not {task.name}")
     k, d = len(task.alphabet), cfg.d or task.agent.d
