@@ -183,6 +183,28 @@ def test_table_json_aggregates_seeds(capsys, tmp_path):
     assert_one_line_error(code, err, "broken.json")
 
 
+def test_table_piped_is_whole_and_comes_as_markdown_or_csv(capsys, tmp_path):
+    """Piped (capsys is no terminal), the rich table keeps every header and cell whole: at rich's 80
+    columns "samples" was cut to "sam…"; --csv gives the numbers as they are."""
+    import csv
+    import io
+
+    root = stored_results(capsys, tmp_path)
+    code, out, _ = run(capsys, "table", "--results", root)
+    assert code == 0 and "…" not in out
+    assert all(column in out for column in ("system", "samples", "probabilistic LG", "hardware"))
+    assert max(len(line) for line in out.splitlines()) > 80
+    code, out, _ = run(capsys, "table", "--results", root, "--markdown")
+    assert code == 0 and out.startswith("| system | task |") and "| RPNI | add2 | 2 |" in out
+    code, out, _ = run(capsys, "table", "--results", root, "--csv")
+    table = list(csv.DictReader(io.StringIO(out)))
+    rows = run_json(capsys, "table", "--results", root)
+    assert code == 0 and [r["system"] for r in table] == [r["system"] for r in rows]
+    assert table[1]["samples"] == str(rows[1]["samples"]) and table[1]["seeds"] == "2"
+    code, _, err = run(capsys, "table", "--results", root, "--csv", "--markdown")
+    assert_one_line_error(code, err, "--markdown and --csv")
+
+
 def test_table_rewrites_only_the_readme_block(capsys, tmp_path):
     root = stored_results(capsys, tmp_path)
     before, after = "# Title\n\nintro\n\n## Comparison\n" + MARK_START, MARK_END + "\n\n## Next\ntext ✓\n"

@@ -17,8 +17,11 @@ def test_report_and_plot_runs(capsys, tmp_path):
     rows = run_json(capsys, "report-runs", *runs)
     assert [r["run"] for r in rows] == ["r0", "r1"]
     assert all(r["iterations"] == 20 and r["samples"] == 20 and r["robust LG"] in (0, 3) for r in rows)
+    assert all(r["task"] == "add2" and r["CPU seconds"] > 0 for r in rows)
     code, out, _ = run(capsys, "report-runs", *runs, "--markdown")
-    assert code == 0 and out.count("\n") == 4 and out.startswith("| run |")
+    assert code == 0 and out.count("\n") == 4 and out.startswith("| run | task |")
+    code, out, _ = run(capsys, "report-runs", *runs, "--csv")
+    assert code == 0 and out.splitlines()[0].startswith("run,task,samples") and len(out.splitlines()) == 3
     png = tmp_path / "runs.png"
     assert run(capsys, "plot-runs", *runs, "--out", png)[0] == 0
     assert png.read_bytes()[:8] == PNG_MAGIC
@@ -27,3 +30,29 @@ def test_report_and_plot_runs(capsys, tmp_path):
 def test_report_runs_rejects_a_non_run(capsys, tmp_path):
     code, _, err = run(capsys, "report-runs", tmp_path)
     assert_one_line_error(code, err, "summary.json")
+
+
+def test_plot_runs_labels_runs_of_the_same_name_apart():
+    from pathlib import Path
+
+    from dfst.cli.runs import run_labels
+
+    runs = [Path("sweep/a/s0"), Path("sweep/b/s0"), Path("other/c")]
+    assert run_labels(runs) == ["a/s0", "b/s0", "other/c"]
+    assert run_labels([Path("r1"), Path("r2")]) == ["r1", "r2"]
+    assert run_labels([Path("runs/s0"), Path("runs/s0")]) == ["s0 (1)", "s0 (2)"]
+
+
+def test_plot_runs_draws_the_automaton_read_off_too(tmp_path, monkeypatch):
+    from dfst import plots
+
+    level = {"digits": 3, "exact": 5, "instances": 5}
+    records = [{"iteration": 10, "loss": 0.1},
+               {"iteration": 10, "eval": {"robust_max_digits": 0, "levels": [level],
+                                          "extracted": {"robust_max_digits": 100}}}]
+    drawn, subplots = [], plots.plt.subplots
+    monkeypatch.setattr(plots.plt, "subplots", lambda *a, **k: drawn.append(subplots(*a, **k)) or drawn[-1])
+    plots.plot_training_runs({"a/s0": records, "b/s0": records}, tmp_path / "f.png")
+    lg_axis = drawn[0][1][1]
+    ys = [list(line.get_ydata()) for line in lg_axis.get_lines()]
+    assert ys == [[1], [100], [1], [100]]  # per run: the weights (none: drawn at 1), then the automaton

@@ -40,20 +40,27 @@ def plot_length_generalisation(report: dict, path: str | Path) -> Path:
 
 def plot_training_runs(series: dict[str, list[dict]], path: str | Path) -> Path:
     """Per run against iterations: teacher-forced loss (log), closed-loop robust length (log, 0 drawn
-    at 1), and the fraction of instances exact at the shortest evaluation length."""
+    at 1) of the weights (solid) and of the automaton read off them (dashed, where one was), and the
+    fraction of instances exact at the shortest evaluation length."""
     fig, (ax_loss, ax_lg, ax_exact) = plt.subplots(1, 3, figsize=(14, 4), dpi=110)
     for name, records in series.items():
         logged = [r for r in records if "loss" in r and r["loss"] == r["loss"]]
-        ax_loss.plot([r["iteration"] for r in logged], [r["loss"] for r in logged], label=name, lw=1)
+        line, = ax_loss.plot([r["iteration"] for r in logged], [r["loss"] for r in logged], label=name, lw=1)
         evals = [r for r in records if "eval" in r]
         steps = [r["iteration"] for r in evals]
-        ax_lg.plot(steps, [max(1, r["eval"]["robust_max_digits"]) for r in evals], "o-", lw=1, ms=3)
+        ax_lg.plot(steps, [max(1, r["eval"]["robust_max_digits"]) for r in evals], "o-", lw=1, ms=3,
+                   color=line.get_color())
+        read_off = [(r["iteration"], r["eval"]["extracted"]) for r in evals if r["eval"].get("extracted")]
+        ax_lg.plot([i for i, _ in read_off], [max(1, e["robust_max_digits"]) for _, e in read_off], "s--",
+                   lw=1, ms=3, color=line.get_color(), alpha=0.7)
         first = [r["eval"]["levels"][0] for r in evals]
-        ax_exact.plot(steps, [lv["exact"] / lv["instances"] for lv in first], "o-", label=name, lw=1, ms=3)
+        ax_exact.plot(steps, [lv["exact"] / lv["instances"] for lv in first], "o-", label=name, lw=1, ms=3,
+                      color=line.get_color())
     evaluated = (r for records in series.values() for r in records if "eval" in r)
     shortest = next((r["eval"]["levels"][0]["digits"] for r in evaluated), "?")
     ax_loss.set(yscale="log", xlabel="iteration", ylabel="training loss")
-    ax_lg.set(yscale="log", xlabel="iteration", ylabel="robust to N digits (1 = none)")
+    ax_lg.set(yscale="log", xlabel="iteration", ylabel="robust to N digits (1 = none)",
+              title="weights (solid), automaton read off (dashed)")
     ax_exact.set(ylim=(-0.05, 1.05), xlabel="iteration", ylabel=f"fraction exact at {shortest} digits")
     for ax in (ax_loss, ax_lg, ax_exact):
         ax.grid(True, which="both", alpha=0.3)

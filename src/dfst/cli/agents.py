@@ -10,7 +10,16 @@ import typer
 from rich.table import Table
 
 from dfst.automata import Transducer, save_transducer, to_dot
-from dfst.cli.app import OPERAND_SETTINGS, JsonOption, TaskArgument, app, console, print_json, read_operand
+from dfst.cli.app import (
+    OPERAND_SETTINGS,
+    JsonOption,
+    TaskArgument,
+    app,
+    console,
+    print_json,
+    print_table,
+    read_operand,
+)
 from dfst.errors import DfstError
 from dfst.grid.render import render_cells
 from dfst.limits import default_max_memory, parse_size
@@ -34,7 +43,7 @@ def tasks_command(as_json: bool = JsonOption) -> None:
     table = Table("task", "base", "k", "d", "DFST params", "what")
     for r in rows:
         table.add_row(r["task"], str(r["base"]), str(r["k"]), str(r["d"]), f"{r['params']:,}", r["summary"])
-    console.print(table)
+    print_table(table)
 
 
 @app.command("solve", context_settings=OPERAND_SETTINGS)

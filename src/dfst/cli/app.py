@@ -6,6 +6,7 @@ Usage errors from the argument parser are flattened to one line too.
 
 from __future__ import annotations
 
+import csv
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -28,6 +29,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 console = Console()
 JsonOption = typer.Option(False, "--json", help="Machine-readable JSON on stdout (also for errors).")
 MarkdownOption = typer.Option(False, "--markdown", help="A Markdown table (as in README.md).")
+CsvOption = typer.Option(False, "--csv", help="CSV: the numbers as they are, a header line first.")
 TaskArgument = typer.Argument(..., metavar="TASK")  # a registered task's name (dfst tasks)
 AgentOption = typer.Option(None, "--agent", metavar="FILE",
                            help="Your agent JSON instead of the task's expert, on the task's layout: its "
@@ -145,19 +147,40 @@ def read_operand(text: str) -> str:
 
 
 def show_rows(rows: list[dict], columns: tuple[str, ...], title: str, *,
-              markdown: bool, as_json: bool) -> None:
-    """Print result rows as JSON, a Markdown table (for README and docs) or a rich table."""
+              markdown: bool = False, as_json: bool = False, as_csv: bool = False) -> None:
+    """Print result rows as JSON, a Markdown table (for README and docs), CSV or a rich table."""
     if as_json:
         return print_json(rows)
+    check_table_format(markdown, as_csv)
     cells = [[f"{row[c]:,}" if isinstance(row[c], int) else str(row[c]) for c in columns] for row in rows]
     if markdown:
         print("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
         print("\n".join("| " + " | ".join(line) + " |" for line in cells))
         return
+    if as_csv:  # the values themselves, not the thousands separators people read
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows([row[c] for c in columns] for row in rows)
+        return
     table = Table(*columns, title=title)
     for line in cells:
         table.add_row(*line)
-    console.print(table)
+    print_table(table)
+
+
+def check_table_format(markdown: bool, as_csv: bool) -> None:
+    """Refuse --markdown with --csv (before a long command's work, where it has any)."""
+    if markdown and as_csv:
+        raise DfstError("--markdown and --csv exclude each other: pick one")
+
+
+def print_table(table: Table) -> None:
+    """A rich table on the terminal at its width; piped or redirected, whole (at 80 columns, the
+    width rich assumes without a terminal, a wide table's cells were cut to "sam…")."""
+    if console.is_terminal:
+        return console.print(table)
+    width = console.measure(table, options=console.options.update_width(100_000)).maximum
+    Console(width=max(width, 1), file=sys.stdout, no_color=True, highlight=False).print(table)
 
 
 

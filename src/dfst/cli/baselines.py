@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from dfst.cli.app import JsonOption, app, console, print_json, show_rows
+from dfst.cli.app import CsvOption, JsonOption, MarkdownOption, app, console, print_json, show_rows
 
 
 @app.command("baseline")
@@ -61,6 +61,8 @@ def side_task_line(name: str, task_name: str, seed: int, record: dict) -> str:
 def table_command(
     results: Path = typer.Option(Path("results"), "--results", help="Directory of result JSON files."),
     readme: Path = typer.Option(None, "--readme", help="Rewrite the comparison block of this README."),
+    markdown: bool = MarkdownOption,
+    as_csv: bool = CsvOption,
     as_json: bool = JsonOption,
 ) -> None:
     """The comparison table: one row per system and task, aggregated over seeds."""
@@ -70,4 +72,4 @@ def table_command(
     if as_json:
         return print_json(rows)
     show_rows(display_rows(rows), DISPLAY_COLUMNS, "comparison (dfst table; LG: best (median) over seeds)",
-              markdown=False, as_json=False)
+              markdown=markdown, as_csv=as_csv)

@@ -9,7 +9,16 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from dfst.cli.app import JsonOption, TaskArgument, app, console, parse_lengths, print_json, progress_bar
+from dfst.cli.app import (
+    JsonOption,
+    TaskArgument,
+    app,
+    console,
+    parse_lengths,
+    print_json,
+    print_table,
+    progress_bar,
+)
 
 bench_app = typer.Typer(help="Benchmarks (ratios against a baseline measured in the same run).",
                         no_args_is_help=True)
@@ -37,7 +46,7 @@ def bench_rollout_command(
     for r in rows:
         table.add_row(str(r["d"]), f"{r['engine_steps_per_s']:,}", f"{r['torch_steps_per_s']:,}",
                       f"{r['ratio']:,}×", str(r["exact"]))
-    console.print(table)
+    print_table(table)
     console.print(f"{memory['digits']:,}-digit add2 rollout ({memory['steps']:,} steps, exact="
                   f"{memory['exact']}): peak traced memory {memory['peak_traced_mib']} MiB, process "
                   f"peak RSS {memory['process_peak_rss_mib']} MiB")
@@ -75,7 +84,7 @@ def _print_mutations(report: dict) -> None:
     for s in report["survivors"]:
         table.add_row(s["mutant"], s["status"], s["why"])
     if report["survivors"]:
-        console.print(table)
+        print_table(table)
 
 
 @bench_app.command("learnability")
@@ -109,5 +118,5 @@ def bench_learnability_command(
                   title=f"Random agents on sort2's tape: exact at {report['target_digits']} symbols (100x)")
     for r in report["table"]:
         table.add_row(str(r["d"]), str(r["samples"]), str(r["agents"]), str(r["dfst"]), str(r["rpni"]))
-    console.print(table)
+    print_table(table)
     console.print(f"{report['cpu_seconds']:,} CPU s")

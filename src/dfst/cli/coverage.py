@@ -15,6 +15,7 @@ from dfst.cli.app import (
     console,
     note_agent,
     print_json,
+    print_table,
     progress_bar,
 )
 from dfst.errors import DfstError
@@ -105,4 +106,4 @@ def _rule_table(rules: list[dict], title: str) -> None:
     table = Table("state", "read", "next", "write", "move", title=title)
     for rule in rules:
         table.add_row(*(rule[k] for k in ("state", "read", "next", "write", "move")))
-    console.print(table)
+    print_table(table)

@@ -8,7 +8,15 @@ import typer
 from rich.table import Table
 
 from dfst.cli.agents import MaxMemoryOption, memory_option
-from dfst.cli.app import AgentOption, JsonOption, app, console, note_agent, print_json, progress_bar
+from dfst.cli.app import (
+    AgentOption,
+    JsonOption,
+    app,
+    note_agent,
+    print_json,
+    print_table,
+    progress_bar,
+)
 from dfst.errors import DfstError
 from dfst.tasks.own_agent import resolve_task
 
@@ -66,4 +74,4 @@ def _show_summary(summary: dict, as_json: bool) -> None:
     table = Table("field", "value", title="PTO dataset", show_header=False)
     for key, value in summary.items():
         table.add_row(key, str(value))
-    console.print(table)
+    print_table(table)

@@ -9,7 +9,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from dfst.cli.app import JsonOption, app, console, print_json
+from dfst.cli.app import JsonOption, app, console, print_json, print_table
 from dfst.train.finetune import FinetuneConfig
 
 _D = FinetuneConfig()  # the defaults of the options are the library's
@@ -69,7 +69,7 @@ def finetune_command(
     for key, fmt in (("residual", "{:.3g}"), ("residual_max", "{:.3g}"), ("train_exact", "{}")):
         table.add_row(key.replace("_", " "), *(fmt.format(summary[w][key]) for w in ("before", "after")))
     table.add_row("d (hidden dimensions)", *(str(d) for d in summary["d"]))  # grown: more blocks than d
-    console.print(table)
+    print_table(table)
     console.print(f"{summary['blocks']} blocks, {summary['transitions']} transitions; "
                   f"{summary['cpu_seconds']:.0f} CPU s\nmodel: {summary['model']}\n"
                   f"evaluate with: dfst eval {summary['model']} --digits 10,100,1000,10000")

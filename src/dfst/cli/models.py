@@ -22,6 +22,7 @@ from dfst.cli.app import (
     note_agent,
     parse_lengths,
     print_json,
+    print_table,
     target_of,
 )
 from dfst.errors import DfstError
@@ -135,7 +136,7 @@ def _print_report(report: dict) -> None:
                       f"{lv['random_exact']}/{lv['random']}",
                       f"[{lv['wilson_low']:.2f}, {lv['wilson_high']:.2f}]", f"{lv['steps']:,}",
                       f"{lv['seconds']:.2f}")
-    console.print(table)
+    print_table(table)
     console.print(f"robust to {report['robust_max_digits']:,} digits, probabilistic to "
                   f"{report['probabilistic_max_digits']:,}; stopped by: {report['stopped_by']}")
     if report["first_failure"]:

@@ -9,7 +9,18 @@ from pathlib import Path
 
 import typer
 
-from dfst.cli.app import AgentOption, JsonOption, app, console, note_agent, print_json, show_rows
+from dfst.cli.app import (
+    AgentOption,
+    CsvOption,
+    JsonOption,
+    MarkdownOption,
+    app,
+    check_table_format,
+    console,
+    note_agent,
+    print_json,
+    show_rows,
+)
 from dfst.errors import DfstError
 
 
@@ -73,6 +84,8 @@ def reproduce_command(
     accept_stored: bool = typer.Option(False, "--accept-stored", help="Use stored results made with other "
                                        "settings as they are (said on stderr)."),
     agent_file: Path = AgentOption,
+    markdown: bool = MarkdownOption,
+    as_csv: bool = CsvOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Train every task over seeds (recipes in dfst.recipes, fine-tuning included), evaluate each
@@ -95,16 +108,19 @@ def reproduce_command(
         for task in plan:  # each task's alphabet and the agent's halting, before any training
             note_agent(resolve_task(task, agent_file), as_json)
         overrides["agent"] = str(agent_file)
+    check_table_format(markdown, as_csv)
+    # with --markdown or --csv, stdout is the table alone: the line per seed goes to stderr
+    say = (lambda text: print(text, file=sys.stderr)) if markdown or as_csv else console.print
     if rerun and accept_stored:
         raise DfstError("--rerun and --accept-stored exclude each other: pick one")
     with _seed_progress(quiet=as_json) as show:
         rows = lib.reproduce(plan, runs, results, time_budget=time_budget, certify=certify, rescale=rescale,
                              overrides=overrides,
-                             on_seed=None if as_json else lambda *done: console.print(lib.seed_line(*done)),
+                             on_seed=None if as_json else lambda *done: say(lib.seed_line(*done)),
                              progress=show, rerun=rerun, accept_stored=accept_stored, command=command_line(),
                              warn=lambda text: print(f"dfst: note: {text}", file=sys.stderr))
     if readme is not None:
         lib.write_readme(readme, rows)
     if as_json:
         return print_json(rows)
-    show_rows([lib.display(r) for r in rows], lib.COLUMNS, "dfst reproduce", markdown=False, as_json=False)
+    show_rows([lib.display(r) for r in rows], lib.COLUMNS, "dfst reproduce", markdown=markdown, as_csv=as_csv)

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from dfst.budget import check_recording
 from dfst.cli.agents import MaxMemoryOption, memory_bound
-from dfst.cli.app import JsonOption, app, console, note_agent, parse_int_list, print_json
+from dfst.cli.app import JsonOption, app, console, note_agent, parse_int_list, print_json, print_table
 from dfst.errors import DfstError
 from dfst.tasks.own_agent import resolve_task
 from dfst.train.config import (
@@ -208,7 +208,7 @@ def _print_summary(summary: dict, cfg: dict) -> None:
         rows |= _finetune_rows(tuned)
     for key, value in rows.items():
         table.add_row(key, value)
-    console.print(table)
+    print_table(table)
     mode = "" if fine else " --rescale"  # the fine-tuned weights are meant to run with plain h
     console.print(f"model: {summary['model']}   metrics: {summary['metrics']}\n"
                   f"evaluate further with: dfst eval {summary['model']} --until-fail{mode}")

@@ -22,8 +22,8 @@ DISPLAY_COLUMNS = ("system", "task", "seeds", "samples", "params", "max train di
                    "probabilistic LG", "certified (all / bounded / none)", "train s", "hardware")
 REPORT_COLUMNS = ("task", "model", "params", "robust LG", "probabilistic LG", "largest N tested", "h mode",
                   "eval seconds")
-RUN_COLUMNS = ("run", "samples", "d", "iterations", "final loss", "robust LG", "probabilistic LG",
-               "CPU seconds")
+RUN_COLUMNS = ("run", "task", "samples", "d", "iterations", "final loss", "robust LG", "probabilistic LG",
+               "CPU seconds", "wall seconds")
 
 
 # ----------------------------------------------------------------------------- the comparison
@@ -123,11 +123,14 @@ def run_rows(runs: Sequence[Path]) -> list[dict]:
 
 
 def run_row(result: Result) -> dict:
-    """A run's result (`Result.from_run_summary`) as a row of `dfst report-runs`. "CPU seconds" shows
-    the run's summary "seconds", as report-runs always has (docs/training.md's tables)."""
+    """A run's result (`Result.from_run_summary`) as a row of `dfst report-runs`: "CPU seconds" is the
+    process time of the run (every resumed segment, fine-tuning included; "n/a" for a run from before
+    dfst counted it), "wall seconds" the time on the clock."""
     details = result.details
     loss = details["final_loss"]
-    return {"run": details["run"], "samples": result.samples, "d": details["d"],
+    cpu = result.train_seconds
+    return {"run": details["run"], "task": result.task, "samples": result.samples, "d": details["d"],
             "iterations": details["iterations"], "final loss": f"{loss:.2e}" if loss is not None else "nan",
             "robust LG": result.robust_lg, "probabilistic LG": result.probabilistic_lg,
-            "CPU seconds": round(details["wall_seconds"], 1)}
+            "CPU seconds": "n/a" if cpu is None else round(cpu, 1),
+            "wall seconds": round(details["wall_seconds"], 1)}
