@@ -12,9 +12,10 @@ from cli_helpers import assert_one_line_error, run, run_json
 from dfst.automata import HALT_MOVE
 from dfst.baselines import lstm, rpni
 from dfst.baselines.common import evaluate_predictor, length_ladder
-from dfst.baselines.results import MARK_END, MARK_START, replace_block
+from dfst.baselines.results import MARK_END, MARK_START, replace_block, save_result
 from dfst.data import record_dataset
 from dfst.extract import extract
+from dfst.results import Result
 from dfst.rollout import rollout
 from dfst.tasks import get_task
 
@@ -57,6 +58,28 @@ def test_rpni_search_reports_a_robust_count_and_its_automaton():
     assert result.samples == needed and result.robust_lg == 200
     tried = {t["samples"]: t["robust"] for t in result.details["search"]}
     assert tried[needed] and not any(ok for n, ok in tried.items() if n < needed)
+
+
+def test_rpni_ladder_that_never_reaches_records_no_sample_count_and_the_table_says_so(capsys, tmp_path):
+    """The cap of the ladder is no sample count: samples null, samples_cap the top of the ladder, and
+    `dfst table` says "not reached (up to N)", or how many seeds reached where some did."""
+    config = {"ladder": "1,2", "eval_digits": "10", "search_digits": 200}
+    result = rpni.run(ADD2, seed=0, config=config, progress=False)
+    assert result.samples is None and result.details["samples_cap"] == 2
+    assert result.sample_search() == (None, 2)
+    root = tmp_path / "results"
+    save_result(result, root / "rpni-s0.json")
+    row = run_json(capsys, "table", "--results", root)[0]
+    assert (row["samples"], row["samples_reached"], row["samples_cap"]) == (None, 0, 2)
+    code, out, _ = run(capsys, "table", "--results", root, "--markdown")
+    assert code == 0 and "| not reached (up to 2) |" in out
+    reached = rpni.run(ADD2, seed=1, config=config | {"ladder": "1,300"}, progress=False)
+    save_result(reached, root / "rpni-s1.json")
+    code, out, _ = run(capsys, "table", "--results", root, "--markdown")
+    assert f"| {reached.samples:,} (1 of 2 seeds; 1 not reached up to 2) |" in out
+    old = Result.from_dict(result.to_dict() | {"samples": 2, "details": {"samples_needed": None,
+                                                                        "search": [{"samples": 2}]}}, "old")
+    assert old.sample_search() == (None, 2)  # a file from before samples_cap: its cap is no count
 
 
 def test_evaluate_predictor_stops_after_a_length_with_nothing_exact():

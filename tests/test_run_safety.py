@@ -350,7 +350,8 @@ def test_reproduce_prints_the_stored_table_as_csv_or_markdown(capsys, tmp_path):
     where = ("--tasks", "add2:0-1", "--runs", tmp_path / "runs", "--results", results, "--accept-stored")
     code, out, _ = run(capsys, "reproduce", *where, "--csv")
     rows = list(csv.DictReader(io.StringIO(out)))
-    assert code == 0 and {r["system"] for r in rows} == {"DFST", "DFST (before fine-tuning)", "DFST (extracted)"}
+    assert code == 0 and {r["system"] for r in rows} == {"DFST", "DFST (before fine-tuning)",
+                                                         "DFST (extracted)"}
     assert all(r["task"] == "add2" and r["seeds"] == "2" for r in rows)
     code, out, _ = run(capsys, "reproduce", *where, "--markdown")
     assert code == 0 and out.splitlines()[0].startswith("| task | system |") and out.count("| add2 |") == 3

@@ -134,13 +134,16 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Baseli
                   f"; no count on the ladder was robust at {config['search_digits']} digits")
     return BaselineResult(
         system="RPNI" if config["sampler"] == "uniform" else f"RPNI ({config['sampler']} sampler)",
-        task=task.name, seed=seed, samples=count, params=0,
+        task=task.name, seed=seed, samples=None if tried and needed is None else count, params=0,
         max_train_digits=config["max_digits"], robust_lg=report["robust_max_digits"],
         probabilistic_lg=report["probabilistic_max_digits"], train_seconds=round(seconds, 3),
         hardware=hardware(), levels=report["levels"], config=config, notes=notes,
         details={"states": agent.d, "rules": len(agent.rules), "steps": steps,
                  "expert_states": task.agent.d, "expert_rules": len(task.agent.rules),
-                 "samples_needed": needed, "search": tried, "agent": agent.to_dict()})
+                 "samples_needed": needed, "search": tried, "agent": agent.to_dict(),
+                 # the ladder's top, where no count was robust: never a sample count (the table's
+                 # "not reached (up to N)")
+                 **({"samples_cap": count} if tried and needed is None else {})})
 
 
 def _reporter(progress: bool, task: Task) -> Callable[[int], None] | None:

@@ -45,7 +45,9 @@ def baseline_command(
     save_result(result, path, overwrite=force)
     if as_json:
         return print_json(result.to_dict() | {"path": str(path)})
-    console.print(f"{result.system} on {result.task} (seed {seed}): {result.samples:,} samples, "
+    samples, cap = result.sample_search()
+    seen = f"{samples:,} samples" if cap is None else f"not robust with up to {cap:,} samples"
+    console.print(f"{result.system} on {result.task} (seed {seed}): {seen}, "
                   f"{result.params:,} params, trained <= {result.max_train_digits} digits in "
                   f"{result.train_seconds:.1f} s; robust LG {result.robust_lg:,}, probabilistic LG "
                   f"{result.probabilistic_lg:,} -> {path}")

@@ -90,8 +90,23 @@ class Result:
         return Result.from_dict(self.to_dict(), where)
 
     def missing_figures(self) -> list[str]:
-        """The FIGURES this result holds as null (a table needs none)."""
-        return [name for name in FIGURES if getattr(self, name) is None]
+        """The FIGURES this result holds as null (a table needs none; samples may be null where a
+        search for the fewest samples never reached a robust model: `sample_search`)."""
+        searched = self.sample_search()[1] is not None
+        return [name for name in FIGURES
+                if getattr(self, name) is None and not (name == "samples" and searched)]
+
+    def sample_search(self) -> tuple[int | None, int | None]:
+        """(samples, None) for a result that needed `samples`; (None, cap) where a search for the
+        fewest samples (RPNI's ladder) tried up to `cap` and never reached a robust model. Files from
+        before `samples_cap` recorded the cap as samples, with samples_needed null."""
+        cap = self.details.get("samples_cap")
+        if self.samples is None and isinstance(cap, int) and not isinstance(cap, bool):
+            return None, cap
+        old_cap = "samples_needed" in self.details and self.details["samples_needed"] is None
+        if old_cap and self.details.get("search"):
+            return None, self.samples
+        return self.samples, None
 
     @classmethod
     def from_eval_report(cls, report: dict, checkpoint_config: dict, *, name: str) -> Result:

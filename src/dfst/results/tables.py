@@ -52,12 +52,15 @@ def table_rows(results: Sequence[Result]) -> list[dict]:
 
 def _aggregate(runs: list[Result]) -> dict:
     def median(name: str):
-        value = statistics.median(getattr(r, name) for r in runs)
-        return int(value) if float(value).is_integer() else value
+        return _median([getattr(r, name) for r in runs])
 
+    searched = [r.sample_search() for r in runs]
+    reached = [samples for samples, _ in searched if samples is not None]
+    caps = [cap for _, cap in searched if cap is not None]
     return {
         "system": runs[0].system, "task": runs[0].task, "seeds": len(runs),
-        "samples": median("samples"), "params": median("params"),
+        "samples": _median(reached), "samples_reached": len(reached), "samples_cap": max(caps, default=None),
+        "params": median("params"),
         "max_train_digits": median("max_train_digits"),
         "robust_lg": max(r.robust_lg for r in runs), "robust_lg_median": median("robust_lg"),
         "probabilistic_lg": max(r.probabilistic_lg for r in runs),
@@ -68,9 +71,27 @@ def _aggregate(runs: list[Result]) -> dict:
     }
 
 
+def _median(values: list) -> int | float | None:
+    if not values:
+        return None
+    value = statistics.median(values)
+    return int(value) if float(value).is_integer() else value
+
+
+def samples_text(row: dict) -> str:
+    """The median samples of the seeds that reached a robust model, and how many did where some
+    did not: "40", "40 (2 of 3 seeds; 1 not reached up to 5,120)", "not reached (up to 5,120)"."""
+    reached, seeds, cap = row.get("samples_reached", row["seeds"]), row["seeds"], row.get("samples_cap")
+    if reached == seeds:
+        return _num(row["samples"])
+    if reached == 0:
+        return f"not reached (up to {cap:,})"
+    return f"{_num(row['samples'])} ({reached} of {seeds} seeds; {seeds - reached} not reached up to {cap:,})"
+
+
 def display_rows(rows: list[dict]) -> list[dict]:
     """Rows for people: LG as "best (median)" over seeds, medians elsewhere."""
-    return [{"system": r["system"], "task": r["task"], "seeds": r["seeds"], "samples": _num(r["samples"]),
+    return [{"system": r["system"], "task": r["task"], "seeds": r["seeds"], "samples": samples_text(r),
              "params": _num(r["params"]), "max train digits": _num(r["max_train_digits"]),
              "robust LG": f"{r['robust_lg']:,} ({_num(r['robust_lg_median'])})",
              "probabilistic LG": f"{r['probabilistic_lg']:,} ({_num(r['probabilistic_lg_median'])})",
