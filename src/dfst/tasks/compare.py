@@ -5,14 +5,22 @@ units digit. The answer is one symbol, written on b's row in the first column wh
 have ended (column 1: the layout's width is the longer operand plus three):
 
     row 1   . . 1 2 3 .      a  (agent starts on its units digit)
-    row 2   . < . 4 5 .      b;  < is written where both have ended: 123 > 45 would read >
+    row 2   . . . 4 5 .      b
+    after   . > > < < .      the verdict so far replaces each of b's cells; the answer is at column 1
 
-Algorithm, right to left, the verdict so far in the state (a more significant column overrides it):
+Algorithm, right to left, the verdict so far in the state (a more significant column overrides it)
+and written on b's row as it goes, as addition writes each digit of the sum:
 
     cmp{s}      on a's row: read x (blank = 0) and go down carrying it      -> pair{s}{x}
     pair{s}{x}  on b's row: read y; both blank: write s and stop; otherwise
-                s becomes < or > where x and y differ, step left             -> up{s}
+                s becomes < or > where x and y differ; write it, step left   -> up{s}
     up{s}       go back up                                                   -> cmp{s}
+
+Writing the running verdict is what makes the task learnable from PTOs: with b's digits written back
+unchanged, the verdict shows only in the last write, and trained DFSTs (compare2: 80 PTOs; compare10:
+400, 8 restarts) read off automata of more states than the expert that were wrong on equal operands
+(101 vs 101) and on leading zeros (1 vs 01); with it, compare2's default recipe reads off an
+automaton certified for every length (docs/training.md).
 
 States: 3·(base + 3) + 1; alphabet: the digits, the blank, then <, = and >.
 """
@@ -51,7 +59,7 @@ def _pair_rule(s: str, x: str, y: str, digits: tuple[str, ...]) -> Rule:
     value = {d: i for i, d in enumerate(digits)} | {BLANK: 0}
     order = (value[x] > value[y]) - (value[x] < value[y])
     verdict = s if order == 0 else VERDICTS[order + 1]
-    return Rule(f"pair_{NAMES[s]}_{x}", y, f"up_{NAMES[verdict]}", y, "L")
+    return Rule(f"pair_{NAMES[s]}_{x}", y, f"up_{NAMES[verdict]}", verdict, "L")
 
 
 def comparison_answer(a: str, b: str, base: int) -> str:
