@@ -13,7 +13,7 @@ $(BIN)/python:
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -c constraints.txt torch
-	$(BIN)/pip install -q -c constraints.txt -e '.[dev,docs]'
+	$(BIN)/pip install -q -c constraints.txt -e '.[dev,docs,ray]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -153,25 +153,10 @@ def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
     """Train and evaluate one seed, or read its stored results when their key is this one's.
     `progress` gets training's records (`dfst.train.train`'s) and {"stage": ...} before each model's
     evaluation."""
-    cfg = run_config(task, seed, overrides)
-    key = result_key(cfg, eval_protocol(task, time_budget, certify=certify, rescale=rescale))
-    systems = systems_of(cfg)
-    paths = {system: result_path(results, run_name(cfg), seed, sub) for system, sub in systems.items()}
-    for path in paths.values():  # temporary files of a write cut short by a kill (we hold the lock)
-        remove_stale_temporaries(path.parent, (path.name,))
-    stored = {system: read_result(path, task, seed, system) for system, path in paths.items()
-              if file_kind(path) != "missing"}
-    stale = {system: diff for system, record in stored.items()
-             if (diff := key_differences(stored_key(record, task), key))}
-    if len(stored) == len(systems) and (not stale or accept_stored):
-        if stale and warn is not None:
-            warn(f"{task} seed {seed}: using the stored results as they are (--accept-stored), made with "
-                 + "; ".join(next(iter(stale.values()))[:3]))
-        return list(stored.values())
-    if stale and not rerun:
-        system, diff = next(iter(stale.items()))
-        raise DfstError(f"{paths[system]} was stored with {'; '.join(diff[:3])}; pass --rerun to train and "
-                        "evaluate again, or --accept-stored to use the stored results as they are")
+    cfg, key, paths = _seed_files(task, seed, results, overrides, time_budget, certify, rescale)
+    stored = _settle(task, seed, key, paths, rerun=rerun, accept_stored=accept_stored, warn=warn)
+    if stored is not None:
+        return stored
     run = runs / run_name(cfg) / f"s{seed}"
     start = time.process_time()
     data = training_data(cfg)
@@ -181,13 +166,61 @@ def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
     # the run's own count covers its resumed segments too; a run from before it existed: measure here
     cpu = summary.get("cpu_seconds", time.process_time() - start)
     results = []
-    for system, sub in systems.items():
+    for system, sub in systems_of(cfg).items():
         if progress is not None:
             progress({"stage": f"evaluating{' and certifying' if certify else ''} {system}"})
         results.append(_result(system, sub, run, cfg, key, summary, cpu))
     for result in results:
         write_atomic(paths[result.system], result_bytes(result))
     return results
+
+
+def settled_seed(task: str, seed: int, results: Path, *, time_budget: float = DEFAULT_TIME_BUDGET,
+                 certify: bool = True, rescale: bool = False, overrides: dict | None = None,
+                 rerun: bool = False, accept_stored: bool = False,
+                 warn: Callable[[str], None] | None = None) -> list[Result] | None:
+    """What `reproduce_seed` returns without training (its stored results), None where it would train,
+    or its DfstError for results stored under another key (without `rerun` or `accept_stored`): what
+    an executor decides before it sends a cell anywhere."""
+    _, key, paths = _seed_files(task, seed, results, overrides, time_budget, certify, rescale)
+    return _settle(task, seed, key, paths, rerun=rerun, accept_stored=accept_stored, warn=warn)
+
+
+def _settle(task: str, seed: int, key: dict, paths: dict[str, Path], *, rerun: bool, accept_stored: bool,
+            warn: Callable[[str], None] | None) -> list[Result] | None:
+    """The stored results of a seed if they are to be used (see `reproduce_seed`), else None."""
+    for path in paths.values():  # temporary files of a write cut short by a kill (we hold the lock)
+        if file_kind(path.parent) == "directory":  # a sweep's cell directory exists once it ran
+            remove_stale_temporaries(path.parent, (path.name,))
+    stored, stale = _stored(task, seed, key, paths)
+    if len(stored) == len(paths) and (not stale or accept_stored):
+        if stale and warn is not None:
+            warn(f"{task} seed {seed}: using the stored results as they are (--accept-stored), made with "
+                 + "; ".join(next(iter(stale.values()))[:3]))
+        return list(stored.values())
+    if stale and not rerun:
+        system, diff = next(iter(stale.items()))
+        raise DfstError(f"{paths[system]} was stored with {'; '.join(diff[:3])}; pass --rerun to train and "
+                        "evaluate again, or --accept-stored to use the stored results as they are")
+    return None
+
+
+def _seed_files(task: str, seed: int, results: Path, overrides: dict | None, time_budget: float,
+                certify: bool, rescale: bool) -> tuple[TrainConfig, dict, dict[str, Path]]:
+    """The config of a seed, the key its results carry, and each system's result file."""
+    cfg = run_config(task, seed, overrides)
+    key = result_key(cfg, eval_protocol(task, time_budget, certify=certify, rescale=rescale))
+    name, subs = run_name(cfg), systems_of(cfg)
+    return cfg, key, {system: result_path(results, name, seed, sub) for system, sub in subs.items()}
+
+
+def _stored(task: str, seed: int, key: dict, paths: dict[str, Path]) -> tuple[dict, dict]:
+    """({system: stored result}, {system: its key's differences from `key`}) of the files there."""
+    stored = {system: read_result(path, task, seed, system) for system, path in paths.items()
+              if file_kind(path) != "missing"}
+    stale = {system: diff for system, record in stored.items()
+             if (diff := key_differences(stored_key(record, task), key))}
+    return stored, stale
 
 
 def read_result(path: Path, task: str, seed: int, system: str) -> Result:
@@ -256,11 +289,24 @@ def reproduce(plan: dict[str, list[int]], runs: Path, results: Path, *,
               on_seed: Callable[[str, int, list[Result]], None] | None = None,
               progress: Callable[[str, dict], None] | None = None,
               rerun: bool = False, accept_stored: bool = False, warn: Callable[[str], None] | None = None,
-              command: str = "dfst reproduce") -> list[dict]:
+              command: str = "dfst reproduce", executor: str = "serial", address: str | None = None,
+              workers: int | None = None, on_cells: Callable[[int, int, int, int], None] | None = None,
+              on_failure: Callable[[str], None] | None = None) -> list[dict]:
     """Every task of `plan` over its seeds; returns the summary rows of `summary_rows`. `progress(label,
-    record)`: a seed's training records and evaluation stages (label "add2 seed 3")."""
+    record)`: a seed's training records and evaluation stages (label "add2 seed 3"). With executor
+    "ray" the seeds still to train run as Ray tasks (`dfst.executors`; `on_cells` hears done, running,
+    failed, total); a seed that fails twice is told to `on_failure` and left out of the rows."""
     found = []
     with run_lock(results, command):  # one writer of these result files at a time
+        if executor != "serial":
+            for task, seed, got in _seeds_as_cells(plan, runs, results, executor, address, workers, on_cells,
+                                                   on_failure, warn, time_budget=time_budget, certify=certify,
+                                                   rescale=rescale, overrides=overrides, rerun=rerun,
+                                                   accept_stored=accept_stored):
+                found += got
+                if on_seed is not None:
+                    on_seed(task, seed, got)
+            return summary_rows(found)
         for task, seeds in plan.items():
             for seed in seeds:
                 got = reproduce_seed(task, seed, runs, results, time_budget=time_budget, certify=certify,
@@ -271,6 +317,29 @@ def reproduce(plan: dict[str, list[int]], runs: Path, results: Path, *,
                 if on_seed is not None:
                     on_seed(task, seed, got)
     return summary_rows(found)
+
+
+def _seeds_as_cells(plan, runs, results, executor, address, workers, on_cells, on_failure, warn, *,
+                    time_budget, certify, rescale, overrides, rerun, accept_stored):
+    """(task, seed, results) of every seed of `plan` that did not fail, in the plan's order: the stored
+    ones read here, the others run by `executor` (each a `dfst.cells.Cell` over the shared runs and
+    results directories)."""
+    from dfst.cells import Cell, run_all
+
+    options = tuple(sorted((overrides or {}).items()))
+    cells = [Cell(task, seed, (), options, time_budget, certify, rescale, runs=str(runs),
+                  results=str(results), rerun=rerun, accept_stored=accept_stored)
+             for task, seeds in plan.items() for seed in seeds]
+    outcomes, _ = run_all(cells, executor=executor, address=address, workers=workers, on_update=on_cells,
+                          warn=warn)
+    for i, cell in enumerate(cells):
+        outcome = outcomes[i]
+        if outcome.error is not None:
+            if on_failure is not None:
+                on_failure(f"{cell.task} seed {cell.seed}: {outcome.error} (tried {outcome.attempts} times)")
+            continue
+        where = f"{cell.task} seed {cell.seed}"
+        yield cell.task, cell.seed, [Result.from_dict(record, where) for record in outcome.value]
 
 
 def _labelled(progress: Callable[[str, dict], None] | None, label: str) -> Callable[[dict], None] | None:

@@ -31,6 +31,11 @@ JsonOption = typer.Option(False, "--json", help="Machine-readable JSON on stdout
 MarkdownOption = typer.Option(False, "--markdown", help="A Markdown table (as in README.md).")
 CsvOption = typer.Option(False, "--csv", help="CSV: the numbers as they are, a header line first.")
 TaskArgument = typer.Argument(..., metavar="TASK")  # a registered task's name (dfst tasks)
+ExecutorOption = typer.Option("serial", "--executor", help="serial (here, one cell after another) or ray "
+                              "(each cell a Ray task; without Ray installed: serial, said).")
+AddressOption = typer.Option(None, "--address", help="An existing Ray cluster: auto, or ray://HOST:10001. "
+                             "Default: start a local Ray bound to 127.0.0.1.")
+WorkersOption = typer.Option(None, "--workers", help="CPUs of the local Ray (default: all of them).")
 AgentOption = typer.Option(None, "--agent", metavar="FILE",
                            help="Your agent JSON instead of the task's expert, on the task's layout: its "
                                 "PTOs and its own answers are the reference.")
@@ -222,3 +227,23 @@ def target_of(path: Path, extracted: bool, quiet: bool) -> Path:
     if target.run is not None and not quiet:
         print(f"dfst: using {target.describe()}", file=sys.stderr)
     return target.checkpoint
+
+
+@contextmanager
+def cell_progress(total: int, *, quiet: bool) -> Iterator[Callable[[int, int, int, int], None]]:
+    """A transient bar of cells: done of total, with how many are running and how many failed."""
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=console, transient=True, disable=quiet)
+    bar = progress.add_task("cells", total=total)
+
+    def update(done: int, running: int, failed: int, total: int) -> None:
+        if not progress.live.is_started:
+            progress.start()
+        progress.update(bar, completed=done, total=total,
+                        description=f"cells: {running} running, {failed} failed")
+
+    try:
+        yield update
+    finally:
+        if progress.live.is_started:
+            progress.stop()

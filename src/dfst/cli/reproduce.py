@@ -10,11 +10,15 @@ from pathlib import Path
 import typer
 
 from dfst.cli.app import (
+    AddressOption,
     AgentOption,
     CsvOption,
+    ExecutorOption,
     JsonOption,
     MarkdownOption,
+    WorkersOption,
     app,
+    cell_progress,
     check_table_format,
     console,
     note_agent,
@@ -84,6 +88,9 @@ def reproduce_command(
     accept_stored: bool = typer.Option(False, "--accept-stored", help="Use stored results made with other "
                                        "settings as they are (said on stderr)."),
     agent_file: Path = AgentOption,
+    executor: str = ExecutorOption,
+    address: str = AddressOption,
+    workers: int = WorkersOption,
     markdown: bool = MarkdownOption,
     as_csv: bool = CsvOption,
     as_json: bool = JsonOption,
@@ -96,7 +103,9 @@ def reproduce_command(
     A stored result is reused only if it was made with the same training config and evaluation
     protocol; otherwise pass --rerun or --accept-stored. With --agent FILE every task of the plan
     learns that agent (on the task's layout) and is scored against its answers; its runs and results
-    go by TASK@NAME (NAME: the file's name), its rows by "DFST [agent NAME]"."""
+    go by TASK@NAME (NAME: the file's name), its rows by "DFST [agent NAME]". With --executor ray
+    each seed to train is a Ray task (docs/scaling.md); a seed that fails twice is reported, left out
+    of the table, and makes the exit code 1."""
     from dfst import reproduce as lib
     from dfst.run_guard import command_line
 
@@ -113,14 +122,26 @@ def reproduce_command(
     say = (lambda text: print(text, file=sys.stderr)) if markdown or as_csv else console.print
     if rerun and accept_stored:
         raise DfstError("--rerun and --accept-stored exclude each other: pick one")
-    with _seed_progress(quiet=as_json) as show:
+    from dfst.executors import choose_executor
+
+    executor = choose_executor(executor, lambda text: print(f"dfst: note: {text}", file=sys.stderr))
+    failed: list[str] = []
+    bars = _seed_progress(quiet=as_json) if executor == "serial" else cell_progress(0, quiet=as_json)
+    with bars as show:
         rows = lib.reproduce(plan, runs, results, time_budget=time_budget, certify=certify, rescale=rescale,
                              overrides=overrides,
                              on_seed=None if as_json else lambda *done: say(lib.seed_line(*done)),
-                             progress=show, rerun=rerun, accept_stored=accept_stored, command=command_line(),
-                             warn=lambda text: print(f"dfst: note: {text}", file=sys.stderr))
+                             progress=show if executor == "serial" else None, rerun=rerun,
+                             accept_stored=accept_stored, command=command_line(),
+                             warn=lambda text: print(f"dfst: note: {text}", file=sys.stderr),
+                             executor=executor, address=address, workers=workers,
+                             on_cells=None if executor == "serial" else show, on_failure=failed.append)
     if readme is not None:
         lib.write_readme(readme, rows)
     if as_json:
         return print_json(rows)
     show_rows([lib.display(r) for r in rows], lib.COLUMNS, "dfst reproduce", markdown=markdown, as_csv=as_csv)
+    for line in failed:
+        print(f"dfst: failed: {line}", file=sys.stderr)
+    if failed:
+        raise typer.Exit(1)

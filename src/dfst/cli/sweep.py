@@ -1,0 +1,70 @@
+"""`dfst sweep FILE.toml`: a grid of recipe options x tasks x seeds, serially or on Ray (docs/scaling.md)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from dfst.cli.app import (
+    AddressOption,
+    CsvOption,
+    ExecutorOption,
+    JsonOption,
+    MarkdownOption,
+    WorkersOption,
+    app,
+    cell_progress,
+    check_table_format,
+    print_json,
+    show_rows,
+)
+
+
+@app.command("sweep")
+def sweep_command(
+    spec_file: Path = typer.Argument(..., metavar="FILE.toml", help="tasks, seeds, [fixed] and [grid]."),
+    executor: str = ExecutorOption,
+    address: str = AddressOption,
+    workers: int = WorkersOption,
+    results: Path = typer.Option(None, "--results", help="Results directory (default results/sweeps/NAME, "
+                                 "NAME the file's stem); on a Ray cluster, a path every worker reaches."),
+    runs: Path = typer.Option(None, "--runs", help="Training runs (default runs/sweeps/NAME)."),
+    rerun: bool = typer.Option(False, "--rerun", help="Train and evaluate again a cell whose results or run "
+                               "were made with other settings (replacing dfst's own files)."),
+    markdown: bool = MarkdownOption,
+    as_csv: bool = CsvOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Train and evaluate every cell of a sweep (task x grid point x seed) as dfst reproduce does a
+    seed, skip the cells already stored under the same configuration, and print one row per task,
+    grid point and system. A failed cell is retried once and reported; exit code 1 if any failed."""
+    from dfst import sweep as lib
+    from dfst.executors import choose_executor
+    from dfst.run_guard import command_line
+
+    check_table_format(markdown, as_csv)
+    spec = lib.load_spec(spec_file)
+    name = spec_file.stem
+    results = results or Path("results") / "sweeps" / name
+    cells = lib.plan_cells(spec, runs or Path("runs") / "sweeps" / name, results, where=str(spec_file),
+                           rerun=rerun)
+    executor = choose_executor(executor, lambda text: print(f"dfst: note: {text}", file=sys.stderr))
+    with cell_progress(len(cells), quiet=as_json) as update:
+        outcomes, skipped = lib.run_sweep(cells, results, executor=executor, address=address, workers=workers,
+                                          on_update=update, command=command_line())
+    rows = lib.sweep_rows(cells, outcomes)
+    failed = lib.failures(cells, outcomes)
+    if as_json:
+        print_json({"cells": len(cells), "skipped": skipped, "failed": failed, "executor": executor,
+                    "results": str(results), "rows": rows})
+    else:
+        print(f"dfst sweep {spec_file}: {len(cells)} cells, {skipped} already stored, {len(failed)} failed "
+              f"({executor}); results in {results}", file=sys.stderr)
+        show_rows([lib.display(r) for r in rows], lib.COLUMNS, f"dfst sweep {name}", markdown=markdown,
+                  as_csv=as_csv)
+    for line in failed:
+        print(f"dfst: failed: {line}", file=sys.stderr)
+    if failed:
+        raise typer.Exit(1)
