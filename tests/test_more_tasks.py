@@ -186,3 +186,18 @@ def test_compare_hard_set_has_equal_operands_through_every_pair_of_digits(name):
     equal = [i.a for i in task.hard_instances(task.base ** 2 + 2) if i.a == i.b]
     pairs = {s[j:j + 2] for s in equal for j in range(len(s) - 1)}
     assert pairs == {x + y for x in digits for y in digits}
+
+
+@pytest.mark.parametrize("mutant", ["(shift0, 3) next -> right", "(sum0, 6) next -> sum6",
+                                    "(sum0, 7) next -> read_b", "(skip_blank, 1) next -> up",
+                                    "(shift3, 0) next -> down"])
+def test_mult10x1_hard_set_kills_what_its_first_version_missed(mutant):
+    """Blind spots of the first mutation bench of mult10x1 (hard set 3): each killed by 0303… × 6,
+    075 × 9, 1088 × 9, 131 × 9 or 30 × 0 in the protocol now."""
+    import re
+
+    from dfst.mutations import Mutant, protocol_kill
+
+    task = TASKS["mult10x1"]
+    state, read, field, value = re.fullmatch(r"\((.+), (.+)\) (write|move|next) -> (.+)", mutant).groups()
+    assert protocol_kill(task, Mutant(state, read, field, value).apply(task.agent)) is not None

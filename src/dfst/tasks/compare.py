@@ -34,6 +34,7 @@ from dfst.automata import Rule, Transducer, make_transducer
 from dfst.grid.grid import Layout
 from dfst.tasks.addition import ROW_B, draw_addition
 from dfst.tasks.base import BLANK, Instance, alphabet_for
+from dfst.tasks.hard import digit_pairs
 
 VERDICTS = ("<", "=", ">")
 NAMES = {"<": "lt", "=": "eq", ">": "gt"}
@@ -110,21 +111,12 @@ def _equal_runs(n: int, d: tuple[str, ...]) -> list[Instance]:
     either operand (1 vs 01: compare2's trained automaton once answered <)."""
     runs = [(x + y) * n for x in d for y in d]
     cases = [Instance(r[:n], r[:n], f"equal_{r[:2]}") for r in runs]
-    prefix = _digit_pairs(d, n - 1)
+    prefix = digit_pairs(d, n - 1)
     for s, (ua, ub) in zip(VERDICTS, ((d[0], d[1]), (d[1], d[1]), (d[1], d[0]))):
         a, b = prefix + ua, prefix + ub
         cases += [Instance(a, b, f"prefix_{NAMES[s]}"), Instance(d[0] + a, b, f"prefix_{NAMES[s]}_zero_a"),
                   Instance(a, d[0] + b, f"prefix_{NAMES[s]}_zero_b")]
     return cases
-
-
-def _digit_pairs(d: tuple[str, ...], length: int) -> str:
-    """`length` digits in which every pair x y occurs next to each other when there is room: the de
-    Bruijn sequence of order 2 (Lyndon words of length 1 and 2 in order, FKM), cycled."""
-    k = len(d)
-    words = [[a] if a == b else [a, b] for a in range(k) for b in range(a, k)]
-    cycle = "".join(d[i] for w in words for i in w)  # 0 01 02 … 1 12 … : a cycle through every pair
-    return (cycle * (length // len(cycle) + 2))[:length]
 
 
 def _deciding_tails(verdict: str, length: int, zero: str, one: str) -> tuple[str, str]:

@@ -19,7 +19,8 @@ HARD_SET_VERSION = 3
 # their own version: 4 gave compare equal operands through every pair of digits and leading zeros on
 # either operand (1 vs 01), which compare2's first trained automaton got wrong while the protocol and
 # the mutation bench passed it; 5 is compare's expert writing its running verdict (tasks/compare.py).
-TASK_HARD_SET_VERSIONS = {"compare2": 5, "compare10": 5}
+# mult10x1 4: one- and two-digit operands, 1…10xy and runs of each pair of digits (hard_by_digit).
+TASK_HARD_SET_VERSIONS = {"compare2": 5, "compare10": 5, "mult10x1": 4}
 
 
 def hard_set_version(task: str) -> int:
@@ -123,10 +124,27 @@ def hard_multiplication(n: int, base: int) -> list[Instance]:
 
 
 def hard_by_digit(n: int, base: int) -> list[Instance]:
-    """Every digit times every n-digit pattern (mult10x1), leading zeros before a run of the top digit."""
+    """Every digit times every n-digit pattern (mult10x1), leading zeros before a run of the top digit,
+    an operand in which every pair of digits stands side by side, runs of each pair (x y x y …: the
+    shift states read y after x again and again, and a rewired shift then overruns the step bound),
+    every operand of one or two digits, and every two last digits behind a zero behind ones (the
+    mutation bench found rules that only 30 × 0, 3 × 4, 075 × 9, 1088 × 9 or 0303… × 6 reach)."""
     d = digit_symbols(base)
-    operands = {**_patterns(n, base), "leading_zero_max": d[0] + d[-1] * (n - 1)}
+    operands = {**_patterns(n, base), "leading_zero_max": d[0] + d[-1] * (n - 1),
+                "digit_pairs": digit_pairs(d, n), **{f"run_{x}{y}": ((x + y) * n)[:n] for x in d for y in d}}
     if n >= 3 and base == 10:  # the rarest rules (few instances of 3 digits each): 088 × 9, 912 × 9, ...
         operands |= {"leading_zero_eights": "0" + "8" * (n - 1),
                      **{f"nine_ones_{u}": "9" + "1" * (n - 2) + u for u in "235"}}
+    operands |= {f"short_{x}{y}": x + y for x in ("", *d) for y in d}
+    if n >= 3:  # 075 × 9 and 1088 × 9: a zero before the last two digits, behind ones
+        operands |= {f"ones_0{x}{y}": d[1] * (n - 3) + d[0] + x + y for x in d for y in d}
     return [Instance(a, digit, f"{name}_times_{digit}") for name, a in operands.items() for digit in d]
+
+
+def digit_pairs(d: tuple[str, ...] | str, length: int) -> str:
+    """`length` digits in which every pair x y occurs next to each other when there is room: the de
+    Bruijn sequence of order 2 (Lyndon words of length 1 and 2 in order, FKM), cycled."""
+    k = len(d)
+    words = [[a] if a == b else [a, b] for a in range(k) for b in range(a, k)]
+    cycle = "".join(d[i] for w in words for i in w)  # 0 01 02 … 1 12 … : a cycle through every pair
+    return (cycle * (length // len(cycle) + 2))[:length]
