@@ -11,7 +11,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dfst"
 LAYERS = [
-    {"errors", "limits", "inputs", "outputs", "records", "run_guard", "model_size"},
+    {"errors", "limits", "inputs", "outputs", "records", "run_guard", "model_size", "executors"},
     {"automata", "drawing", "arith", "grid", "tasks", "rollout", "budget"},
     {"data"},
     {"model", "scan", "compile", "checkpoint"},
@@ -20,7 +20,7 @@ LAYERS = [
     {"extract"},
     {"train"},
     {"recipes"},
-    {"results", "reproduce", "baselines", "bench", "mutations", "learnability"},
+    {"results", "reproduce", "cells", "sweep", "baselines", "bench", "mutations", "learnability"},
     {"cli"},
 ]
 LEVEL = {name: i for i, layer in enumerate(LAYERS) for name in layer}
