@@ -27,7 +27,7 @@ import json
 import math
 import statistics
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -128,8 +128,7 @@ def plan_cells(spec: SweepSpec, runs: Path, results: Path, *, where: str, rerun:
                 cell = Cell(task, seed, point, options, spec.time_budget, spec.certify, spec.rescale,
                             rerun=rerun, accept_stored=accept_stored)
                 _check_options(cell, where)
-                cells.append(Cell(**{**cell.__dict__, "runs": str(runs / cell.id),
-                                     "results": str(results / cell.id)}))
+                cells.append(replace(cell, runs=str(runs / cell.id), results=str(results / cell.id)))
     return cells
 
 

@@ -24,6 +24,9 @@ BASELINES: dict[str, str] = {
     "neural-gpu": "dfst.baselines.neural_gpu",
     "ntm": "dfst.baselines.ntm",
     "tp-transformer": "dfst.baselines.tp_transformer",
+    "lstm-policy": "dfst.baselines.lstm_policy",
+    "gru-policy": "dfst.baselines.gru_policy",
+    "transformer-policy": "dfst.baselines.transformer_policy",
 }
 
 

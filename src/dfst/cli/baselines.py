@@ -11,7 +11,8 @@ from dfst.cli.app import CsvOption, JsonOption, MarkdownOption, app, console, pr
 
 @app.command("baseline")
 def baseline_command(
-    name: str = typer.Argument(..., metavar="NAME", help="rpni, lstm, neural-gpu, ntm or tp-transformer."),
+    name: str = typer.Argument(..., metavar="NAME", help="rpni, lstm, neural-gpu, ntm, tp-transformer, or a "
+                               "policy on the DFST's PTOs: lstm-policy, gru-policy, transformer-policy."),
     task_name: str = typer.Argument(..., metavar="TASK", help="A dfst task, or a baseline's own: ntm copy, "
                                     "tp-transformer mult10x1."),
     seed: int = typer.Option(0, "--seed", help="Seed of the data, the initialisation and the training."),
