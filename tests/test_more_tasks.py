@@ -201,3 +201,13 @@ def test_mult10x1_hard_set_kills_what_its_first_version_missed(mutant):
     task = TASKS["mult10x1"]
     state, read, field, value = re.fullmatch(r"\((.+), (.+)\) (write|move|next) -> (.+)", mutant).groups()
     assert protocol_kill(task, Mutant(state, read, field, value).apply(task.agent)) is not None
+
+
+@pytest.mark.parametrize("name", ["compare2", "compare10"])
+def test_compare_random_pairs_tie_in_many_columns_and_keep_their_lengths(name):
+    """Half the pairs copy most of a's columns into b: ties the verdict must survive are common."""
+    task = TASKS[name]
+    pairs = [task.random_instance(np.random.default_rng(seed), 12, 9) for seed in range(200)]
+    assert all(len(i.a) == 12 and len(i.b) == 9 and i.a[0] != "0" and i.b[0] != "0" for i in pairs)
+    tied = [i.a[3:] == i.b for i in pairs]  # every shared column ties: for independent operands 0.2%
+    assert sum(tied) >= 5                    # of pairs in base 2 (0.4 in 200), 1e-9 in base 10

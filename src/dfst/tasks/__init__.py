@@ -41,7 +41,8 @@ def _more_tasks() -> list[Task]:
                 domain=subtraction.larger_first) for base in (2, 10)]
     out += [Task(f"compare{base}", "compare", base, f"<, = or > between a and b in base {base}",
                  compare.build_comparator_agent, compare.draw_comparison, compare.hard_comparison,
-                 compare.comparison_steps, answer=compare.comparison_answer, readout="symbol")
+                 compare.comparison_steps, answer=compare.comparison_answer, readout="symbol",
+                 generate=compare.generate_comparison)
             for base in (2, 10)]
     string = {"operands": 1, "generate": parity.generate_string}
     return out + [

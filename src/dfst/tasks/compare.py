@@ -29,11 +29,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dfst.arith import compare_numbers
+import numpy as np
+
+from dfst.arith import compare_numbers, digit_symbols
 from dfst.automata import Rule, Transducer, make_transducer
 from dfst.grid.grid import Layout
 from dfst.tasks.addition import ROW_B, draw_addition
-from dfst.tasks.base import BLANK, Instance, alphabet_for
+from dfst.tasks.base import BLANK, Instance, alphabet_for, random_operand
 from dfst.tasks.hard import digit_pairs
 
 VERDICTS = ("<", "=", ">")
@@ -65,6 +67,23 @@ def _pair_rule(s: str, x: str, y: str, digits: tuple[str, ...]) -> Rule:
 
 def comparison_answer(a: str, b: str, base: int) -> str:
     return VERDICTS[compare_numbers(a, b) + 1]
+
+
+def generate_comparison(rng: np.random.Generator, n: int, m: int, base: int) -> tuple[str, str]:
+    """Numbers of n and m digits (non-zero leading digits); half the time b takes a's digit in each
+    column they share with probability 3/4, so that columns tie and the verdict has to survive them.
+    Independent operands almost never tie (their leading digits decide): trained on them, compare10
+    read off an automaton that had never seen a 3 over a 3 after > in all but one of 1,000 PTOs, and
+    answered = for 31 vs 30."""
+    a, b = random_operand(rng, n, base), random_operand(rng, m, base)
+    if rng.random() < 0.5:
+        shared = min(n, m)
+        keep = rng.random(shared) < 0.75
+        tail = "".join(x if k else y for x, y, k in zip(a[n - shared:], b[m - shared:], keep))
+        b = b[: m - shared] + tail
+        if b[0] == digit_symbols(base)[0] and m > 1:  # a copied 0 in b's leading column
+            b = random_operand(rng, 1, base) + b[1:]
+    return a, b
 
 
 def comparison_steps(n: int, m: int, base: int) -> int:
