@@ -15,13 +15,7 @@ TINY = {"channels": 8, "steps": 3, "batch": 4, "max_digits": 3, "start_digits": 
 ADD2, MULT2 = get_task("add2"), get_task("mult2")
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One torch thread: tiny models on a shared, loaded machine run far faster than with two."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 def test_encodings_round_trip_the_answer_against_python_integers():
     for task in (ADD2, MULT2):

@@ -19,13 +19,7 @@ TINY_COPY = {"bits": 3, "controller": 12, "memory": 8, "word": 6, "steps": 4, "b
              "test_lengths": "3,6", "test_count": 5, "eval_every": 2, "eval_count": 7}
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """One torch thread: tiny models on a shared, loaded machine run far faster than with two."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 def test_addressing_focuses_shifts_and_sharpens():
     memory = torch.eye(5)[None]                                         # cell i holds e_i

@@ -22,13 +22,7 @@ from dfst.tasks import get_task
 ADD2 = get_task("add2")
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small models on a shared 2-core machine: extra threads only wait on each other."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 def learned_from(samples: int):

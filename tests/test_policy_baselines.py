@@ -31,13 +31,7 @@ NAMES = ("lstm-policy", "gru-policy", "transformer-policy")
 TINY = {"steps": 3, "eval_top": 6, "random": 2}  # three Adam steps, lengths 3 and 6
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Small models on a shared 2-core machine: extra threads only wait on each other."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 def instances_of(task, n: int) -> list[Instance]:

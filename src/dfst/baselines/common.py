@@ -84,6 +84,16 @@ def merge_config(config: dict, defaults: dict, label: str) -> dict:
     return {**defaults, **config}
 
 
+def clipped_step(optimizer: torch.optim.Optimizer, model: torch.nn.Module, loss: torch.Tensor,
+                 clip: float) -> float:
+    """One optimiser step on `loss` with the gradient norm clipped to `clip`; returns the loss."""
+    optimizer.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+    optimizer.step()
+    return loss.item()
+
+
 def count_params(module: torch.nn.Module) -> int:
     """Trainable parameters of a PyTorch model."""
     return sum(p.numel() for p in module.parameters() if p.requires_grad)

@@ -23,6 +23,7 @@ from torch.nn import functional as F
 from dfst.arith import DIGIT_CHARS, canonical
 from dfst.baselines.common import (
     BaselineResult,
+    clipped_step,
     count_params,
     evaluate_predictor,
     hardware,
@@ -167,11 +168,7 @@ def train(model: Seq2Seq, task: Task, config: dict, seed: int, progress: bool) -
         for step in range(config["steps"]):
             top = curriculum_digits(step, config["steps"], config["max_train_digits"], config["curriculum"])
             loss = loss_on(model, task, sample_pairs(task, rng, config["batch"], top))
-            opt.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), config["clip"])
-            opt.step()
-            losses.append(loss.item())
+            losses.append(clipped_step(opt, model, loss, config["clip"]))
             advance(losses[-1])
     return losses
 

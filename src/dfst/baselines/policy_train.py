@@ -18,6 +18,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from dfst.baselines.common import clipped_step
 from dfst.baselines.policy_models import PolicyConfig, build_policy, policy_config
 from dfst.data import PtoDataset
 from dfst.model_size import param_count
@@ -52,11 +53,7 @@ def train_policy(kind: str, task: Task, data: PtoDataset, config: dict, seed: in
     start, losses = time.process_time(), []
     for step in range(config["steps"]):
         loss, _ = step_loss(model, sequences.batch(batch_rows(seed, step, config["batch"], len(sequences))))
-        opt.zero_grad()
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), config["clip"])
-        opt.step()
-        losses.append(loss.item())
+        losses.append(clipped_step(opt, model, loss, config["clip"]))
         advance(losses[-1])
     seconds = time.process_time() - start
     model.eval()
