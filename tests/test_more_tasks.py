@@ -194,13 +194,7 @@ def test_compare_hard_set_has_equal_operands_through_every_pair_of_digits(name):
 def test_mult10x1_hard_set_kills_what_its_first_version_missed(mutant):
     """Blind spots of the first mutation bench of mult10x1 (hard set 3): each killed by 0303… × 6,
     075 × 9, 1088 × 9, 131 × 9 or 30 × 0 in the protocol now."""
-    import re
-
-    from dfst.mutations import Mutant, protocol_kill
-
-    task = TASKS["mult10x1"]
-    state, read, field, value = re.fullmatch(r"\((.+), (.+)\) (write|move|next) -> (.+)", mutant).groups()
-    assert protocol_kill(task, Mutant(state, read, field, value).apply(task.agent)) is not None
+    assert _killed_by_the_protocol("mult10x1", mutant)
 
 
 @pytest.mark.parametrize("name", ["compare2", "compare10"])
@@ -211,3 +205,22 @@ def test_compare_random_pairs_tie_in_many_columns_and_keep_their_lengths(name):
     assert all(len(i.a) == 12 and len(i.b) == 9 and i.a[0] != "0" and i.b[0] != "0" for i in pairs)
     tied = [i.a[3:] == i.b for i in pairs]  # every shared column ties: for independent operands 0.2%
     assert sum(tied) >= 5                    # of pairs in base 2 (0.4 in 200), 1e-9 in base 10
+
+
+@pytest.mark.parametrize("mutant", ["(pair_lt_1, 0) next -> pair_gt_1", "(pair_eq_0, 1) next -> pair_lt_0",
+                                    "(pair_gt__, 0) next -> pair_eq_1"])
+def test_compare2_hard_set_kills_what_short_pairs_alone_reach(mutant):
+    """Blind spots of compare2's bench once its expert wrote the running verdict: killed by 10 vs 101,
+    10 vs 1 and 1 vs 100, now in the hard set at every length."""
+    assert _killed_by_the_protocol("compare2", mutant)
+
+
+def _killed_by_the_protocol(name: str, mutant: str) -> bool:
+    """Whether the protocol (3, 30 and 300 digits) kills the mutant `dfst bench mutations` names so."""
+    import re
+
+    from dfst.mutations import Mutant, protocol_kill
+
+    task = TASKS[name]
+    state, read, field, value = re.fullmatch(r"\((.+), (.+)\) (write|move|next) -> (.+)", mutant).groups()
+    return protocol_kill(task, Mutant(state, read, field, value).apply(task.agent)) is not None
