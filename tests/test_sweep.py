@@ -185,3 +185,28 @@ def test_reproduce_on_ray_stores_what_the_serial_reproduce_stores(capsys, tmp_pa
     assert weights(tmp_path / "r-runs") == weights(tmp_path / "s-runs")
     assert sorted(p.name for p in (tmp_path / "r").glob("*.json")) == sorted(
         p.name for p in (tmp_path / "s").glob("*.json"))
+
+
+def test_reproduce_through_cells_reports_a_failed_seed_and_tabulates_the_others(tmp_path, monkeypatch):
+    """reproduce's executor path (cells): a seed that fails twice goes to on_failure, the rest to the
+    rows. The executor is the serial one standing in for Ray, so that the failure can be injected."""
+    import dfst.cells
+    from dfst.executors import run_cells as serial_cells
+    from dfst.reproduce import reproduce
+
+    real = dfst.cells.reproduce_seed
+
+    def flaky(task, seed, *args, **kwargs):
+        if seed == 1:
+            raise DfstError("seed 1 is cursed")
+        return real(task, seed, *args, **kwargs)
+
+    monkeypatch.setattr(dfst.cells, "reproduce_seed", flaky)
+    monkeypatch.setattr(dfst.cells, "run_cells", lambda fn, cells, **kw: serial_cells(
+        fn, cells, on_update=kw.get("on_update")))
+    failed, seen = [], []
+    rows = reproduce({"add2": [0, 1]}, tmp_path / "runs", tmp_path / "results", time_budget=5, certify=False,
+                     overrides={"iters": 10, "restarts": 1, "finetune": False}, executor="ray",
+                     on_failure=failed.append, on_seed=lambda task, seed, got: seen.append(seed))
+    assert seen == [0] and len(failed) == 1 and "add2 seed 1: seed 1 is cursed (tried 2 times)" in failed[0]
+    assert {r["seeds"] for r in rows} == {1}
