@@ -24,7 +24,8 @@ from dfst.cli.app import (
 
 @app.command("sweep")
 def sweep_command(
-    spec_file: Path = typer.Argument(..., metavar="FILE.toml", help="tasks, seeds, [fixed] and [grid]."),
+    spec_file: Path = typer.Argument(..., metavar="FILE.toml",
+                                     help="tasks, seeds, \\[fixed] and \\[grid]: docs/scaling.md."),
     executor: str = ExecutorOption,
     address: str = AddressOption,
     workers: int = WorkersOption,
