@@ -79,7 +79,9 @@ def test_mult10x1_instances_are_n_by_one_and_scored_as_products(n):
     task = tpm.MULT10X1
     hard, rand = task.hard_instances(n), task.random_instances(n, 20, seed=n)
     assert hard and len({(x.a, x.b) for x in hard}) == len(hard)
-    assert all(len(x.a) == n and len(x.b) == 1 for x in hard + rand)
+    assert all(len(x.a) == n and len(x.b) == 1 for x in rand)
+    # the hard set holds every operand of one or two digits at every length too (hard_by_digit)
+    assert all(len(x.a) in (n, 1, 2) and len(x.b) == 1 for x in hard)
     assert any(x.b == "9" and set(x.a) == {"9"} for x in hard)    # the longest carry chain
     assert all(task.expected(x) == str(int(x.a) * int(x.b)) for x in hard + rand)
     assert task.name == "mult10x1" and task.operation == "mult" and task.base == 10
