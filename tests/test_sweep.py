@@ -210,3 +210,17 @@ def test_reproduce_through_cells_reports_a_failed_seed_and_tabulates_the_others(
                      on_failure=failed.append, on_seed=lambda task, seed, got: seen.append(seed))
     assert seen == [0] and len(failed) == 1 and "add2 seed 1: seed 1 is cursed (tried 2 times)" in failed[0]
     assert {r["seeds"] for r in rows} == {1}
+
+
+def test_a_file_of_the_users_where_a_cell_json_goes_is_refused_before_any_cell_runs(capsys, tmp_path):
+    spec = write_spec(tmp_path, SPEC.replace("seeds = 2", "seeds = 1").replace("noise = [0.0, 0.03]",
+                                                                                "noise = [0.0]"))
+    where = ("--results", tmp_path / "r", "--runs", tmp_path / "runs")
+    sweep(capsys, tmp_path, "r", spec=spec)  # finds its cell directory
+    cell = next((tmp_path / "r").glob("*/cell.json"))
+    for result in cell.parent.glob("add2*.json"):
+        result.unlink()
+    cell.write_text("mine")
+    code, _, err = run(capsys, "sweep", spec, *where)
+    assert_one_line_error(code, err, "was not written by dfst")
+    assert cell.read_text() == "mine"

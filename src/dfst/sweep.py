@@ -31,11 +31,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from dfst import __version__
 from dfst.cells import CELL_FILE, Cell, run_all
 from dfst.errors import DfstError
 from dfst.executors import Outcome, Update
 from dfst.inputs import read_text
-from dfst.outputs import make_directory, write_atomic
+from dfst.outputs import check_output_file, make_directory, write_atomic
 from dfst.recipes import RECIPES, TARGET_DIGITS
 from dfst.reproduce import DEFAULT_TIME_BUDGET, run_config
 from dfst.results import Result
@@ -151,9 +152,13 @@ def run_sweep(cells: list[Cell], results: Path, *, executor: str = "serial", add
 
 
 def write_cell_file(cell: Cell) -> None:
-    """RESULTS/<id>/cell.json: what the cell is, for a person browsing the results."""
+    """RESULTS/<id>/cell.json: what the cell is, for a person browsing the results. A file of the user's
+    there, or a link, is refused before any cell runs (it carries dfst_version, so dfst's own is
+    replaced)."""
     make_directory(Path(cell.results))
-    write_atomic(Path(cell.results) / CELL_FILE, (json.dumps(cell.describe(), indent=2) + "\n").encode())
+    path = check_output_file(Path(cell.results) / CELL_FILE, force=True)
+    record = cell.describe() | {"dfst_version": __version__}
+    write_atomic(path, (json.dumps(record, indent=2) + "\n").encode())
 
 
 def sweep_rows(cells: list[Cell], outcomes: list[Outcome]) -> list[dict]:
