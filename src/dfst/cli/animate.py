@@ -13,9 +13,9 @@ from rich.text import Text
 
 from dfst.automata import Transducer
 from dfst.errors import DfstError
+from dfst.grid.frames import run_frames
 from dfst.grid.grid import Layout
 from dfst.grid.render import render_cells
-from dfst.grid.world import step_agent
 from dfst.tasks.base import Task
 
 MAX_FRAMES = 5000
@@ -37,17 +37,7 @@ def animate_run(agent: Transducer, task: Task, layout: Layout, max_steps: int, d
 
 def _frames(agent: Transducer, task: Task, layout: Layout, max_steps: int):
     """One picture per step until the agent halts, lacks a rule or leaves the layout."""
-    cells, head, state = layout.cells.copy(), layout.head, agent.initial
-    for t in range(max_steps):
-        picture = render_cells(cells, task.alphabet, task.blank, head=head, answer_row=layout.answer[0])
-        yield f"step {t}  state {state}\n{picture}"
-        step = step_agent(agent, cells, head, state)
-        if step is None:
-            return
-        if step.halted:
-            picture = render_cells(cells, task.alphabet, task.blank, head=head, answer_row=layout.answer[0])
-            yield f"step {t + 1}  halted\n{picture}"
-            return
-        head, state = step.head, step.state
-        if not (0 <= head[0] < cells.shape[0] and 0 <= head[1] < cells.shape[1]):
-            return
+    for frame in run_frames(agent, layout, max_steps):
+        picture = render_cells(frame.cells, task.alphabet, task.blank, head=frame.head,
+                               answer_row=layout.answer[0])
+        yield f"step {frame.step}  {'halted' if frame.halted else f'state {frame.state}'}\n{picture}"

@@ -1,0 +1,74 @@
+"""The report's directory: what may be written there, and writing it (docs/safety.md's rules).
+
+A report directory holds `index.html` (with dfst's marker) and `dfst-report.json`, the marker file
+that says the directory is dfst's report. dfst writes into a directory that is missing or empty; one
+that holds a report of dfst's is replaced only with --force; anything else in it (a user's file, a
+link, a file of that name dfst did not write) is refused, before any work.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from dfst import __version__
+from dfst.errors import DfstError
+from dfst.inputs import read_json_file
+from dfst.outputs import (
+    file_kind,
+    is_dfst_file,
+    is_temp_of,
+    make_directory,
+    remove_stale_temporaries,
+    write_atomic,
+)
+
+PAGE = "index.html"
+MARKER_FILE = "dfst-report.json"
+FORMAT = "dfst-report"
+FILES = (MARKER_FILE, PAGE)
+
+
+def check_report_dir(out: Path, *, force: bool) -> None:
+    """Refuse an output directory dfst should not write into (see the module docstring)."""
+    kind = file_kind(out)
+    if kind == "missing":
+        return
+    if kind != "directory":
+        raise DfstError(f"output directory {out} is a {kind}; give a new or empty directory")
+    entries = sorted(p.name for p in out.iterdir())
+    if not entries:
+        return
+    foreign = [name for name in entries if name not in FILES and not is_temp_of(name, FILES)]
+    if foreign or not is_report_dir(out):
+        what = foreign[0] if foreign else "files"
+        raise DfstError(f"output directory {out} holds {what} that no dfst report wrote; give a new or "
+                        "empty directory (--force replaces only a report of dfst's)")
+    if not force:
+        raise DfstError(f"output directory {out} already holds a dfst report (pass --force to replace it)")
+
+
+def is_report_dir(out: Path) -> bool:
+    """Does `out` hold dfst's marker file, and is each of the report's files present dfst's own?"""
+    marker = out / MARKER_FILE
+    if file_kind(marker) != "file":
+        return False
+    try:
+        data = read_json_file(marker, f"cannot read {marker}")
+    except DfstError:
+        return False
+    if not (isinstance(data, dict) and data.get("format") == FORMAT):
+        return False
+    return all(is_dfst_file(out / name) for name in FILES if file_kind(out / name) != "missing")
+
+
+def write_report(out: Path, page: str, summary: dict, *, force: bool) -> Path:
+    """Write the page and the marker file into `out` (checked again here, just before writing); the
+    marker first, so that a report cut short by a crash is still known as dfst's."""
+    check_report_dir(out, force=force)
+    make_directory(out, "report directory")
+    remove_stale_temporaries(out, FILES)
+    marker = {"format": FORMAT, "version": 1, "dfst_version": __version__, "files": [PAGE]} | summary
+    write_atomic(out / MARKER_FILE, (json.dumps(marker, indent=1) + "\n").encode())
+    write_atomic(out / PAGE, page.encode())
+    return out / PAGE
