@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench api lint clean
+.PHONY: demo test test-browser bench api lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,13 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/pytest
+
+# Opt-in: the HTML report (dfst report --html) in headless Chromium, driven by Playwright: no console
+# error, the tables' numbers, the animation plays. Needs Chromium from the system's packages
+# (Debian/Ubuntu: apt-get install chromium) or DFST_CHROMIUM=/path/to/chrome (docs/report.md).
+test-browser: $(STAMP)
+	$(BIN)/pip install -q -c constraints.txt -e '.[browser]'
+	$(BIN)/pytest -m browser
 
 # The API reference from the docstrings (pdoc): build/api/index.html. Any pdoc warning fails it.
 api: $(STAMP)

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_helpers import assert_one_line_error, run
 
+from cli_helpers import assert_one_line_error, run
 from dfst.grid.world import Outcome, run_agent
 from dfst.report_html import build_report
-from dfst.report_html.animation import animated_instance
+from dfst.report_html.animation import animated_instance, animation
 from dfst.tasks import TASKS
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -94,13 +94,8 @@ def stored_results() -> dict[tuple[str, str], list[dict]]:
 
 def numbers(text: str) -> list[float]:
     """The numbers in a cell, in order: "100,000 (1,000.5)" -> [100000, 1000.5]."""
-    out = []
-    for word in text.replace("(", " ").replace(")", " ").replace(",", "").split():
-        try:
-            out.append(float(word))
-        except ValueError:
-            pass
-    return out
+    words = text.replace("(", " ").replace(")", " ").replace(",", "").split()
+    return [float(w) for w in words if w.replace(".", "", 1).isdigit()]
 
 
 def test_the_comparison_table_holds_every_result_files_numbers(report):
@@ -158,8 +153,6 @@ def test_the_added_numbers_are_pythons():
     """The animated add2 instance's answer on the page is the sum Python's integers give."""
     task = TASKS["add2"]
     instance = animated_instance(task)
-    from dfst.report_html.animation import animation
-
     data = animation(task, task.agent, "the expert")
     assert int(data["answer"], 2) == int(instance.a, 2) + int(instance.b, 2)
     assert data["instance"] == f"{instance.a} + {instance.b}"
@@ -210,7 +203,8 @@ def test_the_directory_is_refused_unless_it_is_dfsts_own_report(tmp_path, capsys
     (out / "notes.txt").write_text("mine")
     code, _, err = run(capsys, "report", "--html", out, "--results", RESULTS, "--force")
     assert_one_line_error(code, err, "notes.txt", "no dfst report wrote")
-    assert (out / "notes.txt").read_text() == "mine" and sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    assert (out / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
 
     fresh = tmp_path / "fresh"
     (tmp_path / "results").mkdir()
