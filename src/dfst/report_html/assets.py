@@ -13,6 +13,7 @@ nav { position: sticky; top: 0; background: #fff; padding: 6px 0; border-bottom:
 nav a { margin-right: 8px; }
 table.results { border-collapse: collapse; font-size: 12px; margin: 8px 0; }
 table.results th, table.results td { border: 1px solid #ddd; padding: 3px 6px; text-align: left; }
+table.results td { white-space: nowrap; }
 table.results th { background: #f4f4f6; }
 table.results tr:nth-child(even) td { background: #fafafa; }
 .scroll { overflow-x: auto; }
