@@ -65,10 +65,11 @@ def _task_section(task: TaskMaterial, material: Material) -> str:
                  "a seed's first failing length.")
     panels = [_animation(task), lg]
     training = training_figure(task.name, task.runs)
+    no_curves = (f'<p class="missing">No training curves: no run of {escape(task.name)} under '
+                 f"<code>{escape(str(material.runs_dir))}</code> logged any.</p>")
     panels.append(_figure(training, f"{task.name}: training", "Loss and the closed-loop robust length of the "
                           "weights during training, one line per seed (metrics.jsonl of each run).")
-                  if training else f'<p class="missing">No training curves: no runs of {escape(task.name)} '
-                                   f"under <code>{escape(str(material.runs_dir))}</code>.</p>")
+                  if training else no_curves)
     return (f'<section class="task" id="task-{escape(task.name)}"><h2>{escape(task.name)} <small>'
             f'{escape(summary)} · {len(task.results)} results</small></h2>\n<div class="panels">'
             + "\n".join(panels) + "</div>\n" + _automata(task) + "</section>")
