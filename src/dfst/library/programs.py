@@ -69,7 +69,8 @@ def _arithmetic(op: str) -> LibraryProgram:
         return Setup(f"{op} r0 r1 r2\nhalt\n", MachineConfig(call.base, 3, 1, 4),
                      {0: call.args[0], 1: call.args[1]}, {}, lambda regs, mem: regs[2])
 
-    return LibraryProgram(op, f"{table} mod n, as a {kind}", f"{op} A B",
+    what = f"{table} mod n" if table in ("add", "sub", "mul") else f"{table} of two values"
+    return LibraryProgram(op, f"{what}, as a {kind}", f"{op} A B",
                           setup, lambda call: table_value(table, *call.args, call.base))
 
 
