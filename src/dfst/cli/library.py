@@ -69,3 +69,35 @@ def library_run_command(
             console.print(f"machine:     {machine.machine} (one-hot throughout: {machine.exact})")
         console.print(f"python:      {discrete.python}")
     return 0 if agree else 1
+
+
+@library_app.command("experiment")
+def library_experiment_command(
+    name: str = typer.Argument(..., metavar="NAME", help="depth: seed 002's experiment (b), its Table 1."),
+    base: int = typer.Option(128, "--base", help="128 or 256 in the seed."),
+    depths: str = typer.Option("1,2,3,4,5,6", "--depths", help="Recursion depths."),
+    epochs: int = typer.Option(1, "--epochs", help="Passes over the training pairs."),
+    train_samples: int = typer.Option(2048, "--train-samples", help="Training pairs used (of 70% of all)."),
+    out: str = typer.Option("results/library", "--out", help="Directory for depth_b{BASE}.json."),
+    plot: str = typer.Option("docs/img/library_depth.png", "--plot", help="The figure."),
+    force: bool = typer.Option(False, "--force", help="Replace dfst's own files of the same names."),
+) -> None:
+    """Train the minimal network around the frozen fib at each depth; test accuracy beside the seed's."""
+    import json
+    from pathlib import Path
+
+    from dfst.cli.app import parse_lengths
+    from dfst.library.experiment import run_depth_table
+    from dfst.library.plot import plot_depth
+    from dfst.outputs import check_output_file, write_atomic
+
+    if name != "depth":
+        raise DfstError(f"no library experiment {name!r}; choose depth")
+    json_path = check_output_file(Path(out) / f"depth_b{base}.json", force=force)
+    plot_path = check_output_file(plot, force=force)
+    result = run_depth_table(base, list(parse_lengths(depths, "--depths")), epochs, train_samples)
+    write_atomic(json_path, (json.dumps(result, indent=1) + "\n").encode())
+    plot_depth(result, plot_path)
+    for row in result["rows"]:
+        console.print(f"depth {row['config']['depth']}: test accuracy {row['test_accuracy'][-1]}% "
+                      f"(seed {row['seed_test_accuracy']}%), {row['cpu_seconds']} CPU s")

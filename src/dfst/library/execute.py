@@ -34,7 +34,8 @@ def _table_terms(f, u, v, wiring: Wiring, prune: bool) -> torch.Tensor:
     v_mass = v.sum(-1, keepdim=True)  # a unary T_op ignores v: sum_k v_k is 1 on a distribution
     for op in UNARY_OPS:
         if (w := _weight(f, op, prune)) is not None:
-            x = x + w * (u @ wiring.unary[op]) * v_mass
+            moved = torch.zeros_like(u).scatter_add(1, wiring.unary[op].expand(batch, -1), u)
+            x = x + w * moved * v_mass
     for op, arithmetic in CIRCUIT_OPS.items():
         if (w := _weight(f, op, prune)) is not None and wiring.bits is not None:
             x = x + w * circuit_value(arithmetic, u, v, wiring.bits)
@@ -72,6 +73,15 @@ def _next_counter(f, u, v, c, following, line_target, wiring: Wiring) -> torch.T
     return halt * c + stay * following + moved
 
 
+def _write_memory(f, u, v, memory, wiring: Wiring, prune: bool) -> torch.Tensor:
+    """Eqs. 3-4: write v at the cell u names, with probability w = f_write."""
+    if (w := _weight(f, "write", prune)) is None:
+        return memory
+    address = (u @ wiring.value_to_cell)[..., None]                # (B, C, 1)
+    written = (1 - address) * memory + address * v[:, None, :]     # eq. 3
+    return (1 - w[..., None]) * memory + w[..., None] * written    # eq. 4
+
+
 def step(program: SoftProgram, state: SoftState, wiring: Wiring, prune: bool = False) -> SoftState:
     """S_t -> S_t+1: every line at once, weighted by the counter."""
     c = state.counter                                              # (B, L)
@@ -82,10 +92,7 @@ def step(program: SoftProgram, state: SoftState, wiring: Wiring, prune: bool = F
     following = c.roll(1, -1)                                      # inc(c), line L-1 wraps to 0
     x = _written(c @ program.value, f, u, v, following, state, wiring, prune)
     registers = (1 - o)[..., None] * state.registers + o[..., None] * x[:, None, :]   # eq. 5
-    w = f[:, OPCODE_INDEX["write"], None, None]
-    address = (u @ wiring.value_to_cell)[..., None]                # (B, C, 1)
-    written = (1 - address) * state.memory + address * v[:, None, :]                  # eq. 3
-    memory = (1 - w) * state.memory + w * written                                      # eq. 4
+    memory = _write_memory(f, u, v, state.memory, wiring, prune)
     counter = _next_counter(f, u, v, c, following, c @ program.target, wiring)        # eq. 6
     halted = state.halted + (1 - state.halted) * f[:, OPCODE_INDEX["halt"]]
     return SoftState(memory, registers, counter, halted)

@@ -91,7 +91,7 @@ class Wiring:
     line_to_value: torch.Tensor  # (lines, base): line i -> value i mod base
     value_to_cell: torch.Tensor  # (base, cells): value x -> cell x mod cells
     table_index: dict[str, torch.Tensor]  # op -> (base * base,) index of g(u, v): T's one-hot axis
-    unary: dict[str, torch.Tensor]  # op -> (base, base) matrix of g(u)
+    unary: dict[str, torch.Tensor]  # op -> (base,) index of g(u)
     bits: torch.Tensor | None  # (base, bits) for circuits, None if base is not a power of two
 
 
@@ -107,7 +107,7 @@ def build_wiring(config: MachineConfig, lines: int) -> Wiring:
         value_to_line=_modulo_matrix(n, lines), line_to_value=_modulo_matrix(lines, n),
         value_to_cell=_modulo_matrix(n, config.cells),
         table_index={op: torch.tensor([g(u, v, n) for u, v in pairs]) for op, g in TABLE_OPS.items()},
-        unary={op: _one_hot([g(u, n) for u in range(n)], n) for op, g in UNARY_OPS.items()},
+        unary={op: torch.tensor([g(u, n) for u in range(n)]) for op, g in UNARY_OPS.items()},
         bits=None if n & (n - 1) else bit_table(n))
 
 
