@@ -21,7 +21,7 @@ LAYERS = [
     {"train"},
     {"recipes"},
     {"results", "reproduce", "cells", "sweep", "baselines", "bench", "mutations", "learnability",
-     "report_html"},
+     "report_html", "library"},
     {"cli"},
 ]
 LEVEL = {name: i for i, layer in enumerate(LAYERS) for name in layer}

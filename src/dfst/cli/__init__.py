@@ -9,6 +9,7 @@ from dfst.cli import (  # noqa: F401  (each module registers its commands)
     datasets,
     extraction,
     finetune,
+    library,
     models,
     report,
     reproduce,

@@ -1,0 +1,103 @@
+"""`dfst library list` and `dfst library run PROGRAM ARGS...`: seed 002's program library on the
+discrete interpreter and on the differentiable machine, beside Python's answer (docs/library.md)."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from dfst.cli.app import JsonOption, app, console, print_json, print_table
+from dfst.errors import DfstError
+
+library_app = typer.Typer(help="Seed 002's differentiable register machine and its program library "
+                               "(docs/library.md).", no_args_is_help=True)
+app.add_typer(library_app, name="library")
+
+
+@library_app.command("list")
+def library_list_command(as_json: bool = JsonOption) -> None:
+    """The library's programs, their arguments and what they compute."""
+    from dfst.library.programs import LIBRARY
+
+    rows = [{"name": p.name, "usage": p.usage, "summary": p.summary} for p in LIBRARY.values()]
+    if as_json:
+        return print_json(rows)
+    table = Table("program", "usage", "computes", title="dfst library")
+    for row in rows:
+        table.add_row(row["name"], row["usage"], row["summary"])
+    print_table(table)
+
+
+def _integers(words: list[str]) -> tuple[int, ...]:
+    try:
+        return tuple(int(w.replace("_", "")) for w in words)
+    except ValueError:
+        raise DfstError(f"arguments must be integers, got {' '.join(words)!r}") from None
+
+
+@library_app.command("run", context_settings={"ignore_unknown_options": True})
+def library_run_command(
+    program: str = typer.Argument(..., metavar="PROGRAM", help="A name from `dfst library list`."),
+    args: list[str] = typer.Argument(None, metavar="ARGS...", help="The program's integer arguments."),
+    base: int = typer.Option(16, "--base", help="Values are 0..base-1 (one-hot vectors of this size)."),
+    depth: int = typer.Option(1, "--depth", help="Recursion depth (fib)."),
+    soft: bool = typer.Option(True, "--soft/--no-soft", help="Also run the differentiable machine."),
+    as_json: bool = JsonOption,
+) -> int:
+    """Run PROGRAM on ARGS: the interpreter's answer, the differentiable machine's, and Python's.
+    Exit 0 when they agree, 1 when not."""
+    from dfst.library.programs import Call, get_program
+    from dfst.library.run import run_call_discrete, run_calls_soft
+
+    if base < 2 or base > 1024:
+        raise DfstError(f"--base {base} is outside 2..1024")
+    entry, call = get_program(program), Call(_integers(args or []), base, depth)
+    discrete = run_call_discrete(entry, call)
+    machine = run_calls_soft(entry, [call])[0] if soft else None
+    agree = discrete.machine == discrete.python and (machine is None or (
+        machine.exact and machine.machine == discrete.python))
+    report = {"program": program, "args": list(call.args), "base": base, "depth": depth,
+              "interpreter": discrete.machine, "steps": discrete.steps,
+              "machine": None if machine is None else machine.machine,
+              "machine_one_hot": None if machine is None else machine.exact,
+              "python": discrete.python, "agree": agree}
+    if as_json:
+        print_json(report)
+    else:
+        console.print(f"interpreter: {discrete.machine} ({discrete.steps} steps)")
+        if machine is not None:
+            console.print(f"machine:     {machine.machine} (one-hot throughout: {machine.exact})")
+        console.print(f"python:      {discrete.python}")
+    return 0 if agree else 1
+
+
+@library_app.command("experiment")
+def library_experiment_command(
+    name: str = typer.Argument(..., metavar="NAME", help="depth: seed 002's experiment (b), its Table 1."),
+    base: int = typer.Option(128, "--base", help="128 or 256 in the seed."),
+    depths: str = typer.Option("1,2,3,4,5,6", "--depths", help="Recursion depths."),
+    epochs: int = typer.Option(1, "--epochs", help="Passes over the training pairs."),
+    train_samples: int = typer.Option(2048, "--train-samples", help="Training pairs used (of 70% of all)."),
+    out: str = typer.Option("results/library", "--out", help="Directory for depth_b{BASE}.json."),
+    plot: str = typer.Option("docs/img/library_depth.png", "--plot", help="The figure."),
+    force: bool = typer.Option(False, "--force", help="Replace dfst's own files of the same names."),
+) -> None:
+    """Train the minimal network around the frozen fib at each depth; test accuracy beside the seed's."""
+    import json
+    from pathlib import Path
+
+    from dfst.cli.app import parse_lengths
+    from dfst.library.experiment import run_depth_table
+    from dfst.library.plot import plot_depth
+    from dfst.outputs import check_output_file, write_atomic
+
+    if name != "depth":
+        raise DfstError(f"no library experiment {name!r}; choose depth")
+    json_path = check_output_file(Path(out) / f"depth_b{base}.json", force=force)
+    plot_path = check_output_file(plot, force=force)
+    result = run_depth_table(base, list(parse_lengths(depths, "--depths")), epochs, train_samples)
+    write_atomic(json_path, (json.dumps(result, indent=1) + "\n").encode())
+    plot_depth(result, plot_path)
+    for row in result["rows"]:
+        console.print(f"depth {row['config']['depth']}: test accuracy {row['test_accuracy'][-1]}% "
+                      f"(seed {row['seed_test_accuracy']}%), {row['cpu_seconds']} CPU s")

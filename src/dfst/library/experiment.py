@@ -1,0 +1,117 @@
+"""Seed 002's experiment (b): recursion depth vs trainability (its Table 1), at laptop scale.
+
+A minimal network, one layer before the machine and one after, learns to route two one-hot inputs
+(a, b) into fib's argument registers and to read the answer out; the compiled fib (depth d) runs
+frozen in between, and only the answer F(d + 1) is supervised (cross-entropy). Every pair of the
+base is a sample, 70% for training; the score is exact-answer accuracy on the other 30%.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+
+import torch
+
+from dfst.library.assembler import assemble
+from dfst.library.execute import check_work, initial_soft_state, step
+from dfst.library.machine import build_wiring, compile_program
+from dfst.library.programs import Call, get_program
+
+# The seed's Table 1: test accuracy (%) of its minimal network, by depth 1..6.
+SEED_TABLE_1 = {128: [85.78, 96.20, 93.10, 46.40, 99.83, 100.0],
+                256: [95.64, 99.83, 99.88, 89.39, 100.0, 100.0]}
+
+
+@dataclass(frozen=True)
+class DepthConfig:
+    """One configuration of the experiment; the defaults run in about a CPU minute at base 128."""
+
+    base: int = 128
+    depth: int = 1
+    epochs: int = 3
+    batch: int = 128
+    lr: float = 0.01
+    train_fraction: float = 0.7
+    seed: int = 0
+
+
+class RoutedFib(torch.nn.Module):
+    """inputs -> Linear -> softmax registers r0, r1 -> frozen fib -> r1 -> Linear -> logits."""
+
+    def __init__(self, config: DepthConfig):
+        super().__init__()
+        n = config.base
+        self.setup = get_program("fib").setup(Call((0, 0), n, config.depth))
+        self.code = assemble(self.setup.source, self.setup.config.registers)
+        self.program = compile_program(self.code, self.setup.config)  # frozen: no parameter
+        self.wiring = build_wiring(self.setup.config, len(self.code))
+        self.steps = 12 * config.depth + 11  # fib's exact step count (tests/test_library_programs.py)
+        self.route = torch.nn.Linear(2 * n, 2 * n)
+        self.read = torch.nn.Linear(n, n)
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        n, machine = self.read.in_features, self.setup.config
+        x = torch.cat([torch.nn.functional.one_hot(a, n), torch.nn.functional.one_hot(b, n)], -1).float()
+        args = self.route(x).view(-1, 2, n).softmax(-1)                          # (B, 2, n)
+        rest = torch.zeros(len(a), machine.registers - 2, n)
+        rest[..., 0] = 1
+        memory = torch.zeros(len(a), machine.cells, n)
+        memory[..., 0] = 1
+        state = initial_soft_state(machine, len(self.code), torch.cat([args, rest], 1), memory)
+        for _ in range(self.steps):  # prune is exact here: the counter depends on no parameter
+            state = step(self.program, state, self.wiring, prune=True)
+        return self.read(state.registers[:, 1])                                  # (B, n)
+
+
+def _fib_targets(a: torch.Tensor, b: torch.Tensor, depth: int, base: int) -> torch.Tensor:
+    for _ in range(depth):
+        a, b = b, (a + b) % base
+    return b
+
+
+def run_depth(config: DepthConfig, train_samples: int | None = None) -> dict:
+    """Train one configuration (on the first `train_samples` training pairs, default all); test
+    accuracy on every held-out pair after each epoch, and the CPU seconds it took."""
+    torch.manual_seed(config.seed)
+    n = config.base
+    pairs = torch.cartesian_prod(torch.arange(n), torch.arange(n))[torch.randperm(n * n)]
+    cut = int(config.train_fraction * n * n)
+    train = pairs[:cut][:train_samples]
+    model = RoutedFib(config)
+    check_work(model.setup.config, len(model.code), 3 * config.epochs * len(train) + n * n, model.steps)
+    optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
+    started, history = time.process_time(), []
+    for _ in range(config.epochs):
+        for batch in train[torch.randperm(len(train))].split(config.batch):
+            target = _fib_targets(batch[:, 0], batch[:, 1], config.depth, n)
+            loss = torch.nn.functional.cross_entropy(model(batch[:, 0], batch[:, 1]), target)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+        history.append(_accuracy(model, pairs[cut:], config))
+    return {"config": asdict(config), "train_samples": len(train), "test_samples": n * n - cut,
+            "machine_steps": model.steps, "test_accuracy": history,
+            "cpu_seconds": round(time.process_time() - started, 1)}
+
+
+@torch.no_grad()
+def _accuracy(model: RoutedFib, pairs: torch.Tensor, config: DepthConfig) -> float:
+    right = 0
+    for batch in pairs.split(1024):
+        target = _fib_targets(batch[:, 0], batch[:, 1], config.depth, config.base)
+        right += int((model(batch[:, 0], batch[:, 1]).argmax(-1) == target).sum())
+    return round(100 * right / len(pairs), 2)
+
+
+def run_depth_table(base: int, depths: list[int], epochs: int, train_samples: int | None,
+                    seed: int = 0) -> dict:
+    """Every depth at one base, with the seed's Table 1 row beside ours."""
+    rows = []
+    for depth in depths:
+        config = DepthConfig(base=base, depth=depth, epochs=epochs, seed=seed)
+        rows.append(run_depth(config, train_samples))
+        seed_row = SEED_TABLE_1.get(base)
+        rows[-1]["seed_test_accuracy"] = seed_row[depth - 1] if seed_row and 1 <= depth <= 6 else None
+    return {"format": "dfst-library-depth", "experiment": "seed 002 (b): recursion depth vs "
+            "trainability, minimal network, fib", "base": base, "rows": rows}
