@@ -20,7 +20,8 @@ LAYERS = [
     {"extract"},
     {"train"},
     {"recipes"},
-    {"results", "reproduce", "cells", "sweep", "baselines", "bench", "mutations", "learnability"},
+    {"results", "protocol", "reproduce", "cells", "sweep", "baselines", "bench", "mutations",
+     "learnability"},
     {"cli"},
 ]
 LEVEL = {name: i for i, layer in enumerate(LAYERS) for name in layer}
