@@ -161,6 +161,7 @@ class CommandModel:
         if died:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=GRACE)
+            self._check_leftover()
         status = self.proc.poll()
         if status is not None:
             message += f"; it {_exit_words(status)}"
@@ -168,6 +169,15 @@ class CommandModel:
         if last:
             message += f"; its stderr ends: {last}"
         raise DfstError(message)
+
+    def _check_leftover(self) -> None:
+        """A command that printed something else and quit: say so rather than that it quit."""
+        rest = bytes(self._out)
+        while len(rest) < READ_CHUNK and (chunk := _read(self.proc.stdout)):
+            rest += chunk
+        for number, line in enumerate(rest.split(b"\n"), start=self.replies + 1):
+            if line.strip():
+                parse_reply(line, f"reply {number} of the command")
 
     def close(self, graceful: bool = True) -> None:
         """End the command: close its input, give it GRACE seconds when all went well, then kill its
