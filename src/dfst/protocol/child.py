@@ -140,15 +140,15 @@ class CommandModel:
         *lines, rest = self._out.split(b"\n")
         cap = self.max_reply or default_reply_cap(longest)
         if len(rest) > cap:
-            self._fail(f"the command's reply after {self.replies} replies is over {cap:,} bytes "
-                       "(the reply cap) without a newline")
+            self._fail(f"reply {self.replies + 1} of the command is over the reply cap of {cap:,} bytes "
+                       "(--max-reply) and has no end of line yet")
         self._out = bytearray(rest)
         for line in lines:
             if not line.strip():
                 continue
             if len(line) > cap:
                 self._fail(f"reply {self.replies + 1} of the command is {len(line):,} bytes, over the reply "
-                           f"cap of {cap:,}")
+                           f"cap of {cap:,} bytes (--max-reply)")
             request_id, answer = parse_reply(bytes(line), f"reply {self.replies + 1} of the command")
             if request_id not in pending:
                 self._fail(f"the command answered id {request_id}, which is not waiting for an answer "
