@@ -161,3 +161,21 @@ def test_instances_out_never_replaces_a_file(capsys, tmp_path):
 def test_bad_options(capsys, argv, fragment):
     code, _, err = run(capsys, "score", "add10", *argv)
     assert_one_line_error(code, err, fragment)
+
+
+def test_a_user_task_through_tasks_file(capsys, tmp_path):
+    from dfst.tasks import TASKS
+
+    script = tmp_path / "or_model.py"  # or2 (examples/tasks/or2.py): a | b in binary, by Python's int
+    script.write_text("import json, sys\nfor line in sys.stdin:\n    r = json.loads(line)\n"
+                      "    answer = format(int(r['a'], 2) | int(r['b'], 2), 'b')\n"
+                      "    print(json.dumps({'id': r['id'], 'answer': answer}), flush=True)\n")
+    before = dict(TASKS)
+    try:
+        tasks_file = Path(__file__).resolve().parents[1] / "examples" / "tasks" / "or2.py"
+        report = run_json(capsys, "--tasks-file", tasks_file, "score", "or2", "--cmd", f"{PY} {script}",
+                          "--digits", "3,20", "--random", "20")
+    finally:
+        TASKS.clear()
+        TASKS.update(before)
+    assert report["task"] == "or2" and report["robust_lg"] == 20
