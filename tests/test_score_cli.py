@@ -179,3 +179,12 @@ def test_a_user_task_through_tasks_file(capsys, tmp_path):
         TASKS.clear()
         TASKS.update(before)
     assert report["task"] == "or2" and report["robust_lg"] == 20
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task, base", [("add10", 10), ("add2", 2)])
+def test_a_correct_adder_is_robust_to_100000_digits_in_under_a_minute_of_dfsts_time(capsys, task, base):
+    report = run_json(capsys, "score", task, "--cmd", f"{ADDER} {base}",
+                      "--digits", "10,100,1000,10000,100000")
+    assert report["robust_lg"] == 100_000 and report["levels"][-1]["random"] == 2995
+    assert report["details"]["dfst_cpu_seconds"] < 60
