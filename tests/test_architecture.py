@@ -20,8 +20,8 @@ LAYERS = [
     {"extract"},
     {"train"},
     {"recipes"},
-    {"results", "reproduce", "cells", "sweep", "baselines", "bench", "mutations", "learnability",
-     "report_html", "library"},
+    {"results", "protocol", "reproduce", "cells", "sweep", "baselines", "bench", "mutations",
+     "learnability", "report_html", "library"},
     {"cli"},
 ]
 LEVEL = {name: i for i, layer in enumerate(LAYERS) for name in layer}

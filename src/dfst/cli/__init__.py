@@ -14,6 +14,7 @@ from dfst.cli import (  # noqa: F401  (each module registers its commands)
     report,
     reproduce,
     runs,
+    score,
     sweep,
     training,
 )

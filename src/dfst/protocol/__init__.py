@@ -1,0 +1,18 @@
+"""Score any model under dfst's length-generalisation protocol (docs/score.md).
+
+    from dfst.protocol import score
+    result = score(lambda pairs: [str(int(a) + int(b)) for a, b in pairs], "add10", digits=(10, 100))
+    result.robust_lg, result.details["instances_sha256"]
+
+    instances  the instance set as a stream: numbered requests, the set's SHA-256
+    tally      one length's verdicts: hard set and random pairs apart, Wilson interval, failure bound
+    scorer     `score` (a Python function), `score_with` (any answerer), the lengths and the budget
+    child      `CommandModel`: a command answering JSON Lines (`dfst score --cmd`), pipelined
+    answers    `AnswersFile`: answers computed elsewhere (`dfst score --answers`)
+    export     `write_instances`: the set as a file (`dfst score --instances-out`)
+"""
+
+from dfst.protocol.scorer import ScoreConfig, score, score_with
+from dfst.protocol.tally import DEFAULT_RANDOM, failure_rate_bound, pairs_to_catch
+
+__all__ = ["DEFAULT_RANDOM", "ScoreConfig", "failure_rate_bound", "pairs_to_catch", "score", "score_with"]

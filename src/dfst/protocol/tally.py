@@ -1,0 +1,91 @@
+"""One length's verdicts: the hard set's and the random pairs', kept apart, as answers come in.
+
+The two kinds of evidence say different things. The hard set is a fixed list of structured cases
+(carry chains, leading zeros, ...): any failure there is a proof of a fault, but passing it says
+nothing about the cases it lacks. The random pairs estimate the failure rate on uniform operands: a
+95% Wilson interval on the exact rate, and, when none fails, a one-sided 95% upper bound on the
+failure rate, 1 - 0.05^(1/R) (about 3/R). Neither suffices alone: a model wrong only on carries into
+a new leading digit passes every random pair, and one wrong on a few random pairs in 10,000 can pass
+every hard instance.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from dfst.evaluate import wilson_interval
+from dfst.tasks.base import Instance
+
+SHOWN_CHARS = 10_000  # longer operands and answers are shortened in a result (the set has them whole)
+
+
+def pairs_to_catch(rate: float = 0.001, confidence: float = 0.95) -> int:
+    """Random pairs that catch, with probability `confidence`, a model wrong on `rate` of them."""
+    return math.ceil(math.log(1 - confidence) / math.log(1 - rate))
+
+
+DEFAULT_RANDOM = pairs_to_catch()  # 2,995: a model wrong on 0.1% of uniform pairs is caught 95% of the time
+
+
+def failure_rate_bound(failures: int, trials: int, confidence: float = 0.95) -> float | None:
+    """The one-sided upper bound on the failure rate when no trial failed (exact binomial), else None."""
+    if failures or not trials:
+        return None
+    return 1 - (1 - confidence) ** (1 / trials)
+
+
+def shorten(text: str | None) -> str | None:
+    """The text itself, or its two ends when it is over SHOWN_CHARS."""
+    if text is None or len(text) <= SHOWN_CHARS:
+        return text
+    half = SHOWN_CHARS // 2
+    return f"{text[:half]}...{text[-half:]}"
+
+
+@dataclass
+class LevelTally:
+    """Counts of one length; the failure with the smallest id is its first (replies come in any order)."""
+
+    digits: int
+    hard: int = 0
+    hard_exact: int = 0
+    random: int = 0
+    random_exact: int = 0
+    hard_failures: list[str] = field(default_factory=list)  # names of the failing hard instances
+    first_failure: dict | None = None
+
+    def add(self, request_id: int, instance: Instance, expected: str, answer: str | None) -> None:
+        exact = answer == expected
+        if instance.name == "random":
+            self.random += 1
+            self.random_exact += exact
+        else:
+            self.hard += 1
+            self.hard_exact += exact
+            if not exact:
+                self.hard_failures.append(instance.name)
+        if not exact and (self.first_failure is None or request_id < self.first_failure["id"]):
+            self.first_failure = failure_record(request_id, instance, expected, answer)
+
+    def report(self, seconds: float) -> dict:
+        """The level as `dfst eval` reports one, with the hard set's and the random pairs' verdicts."""
+        low, high = wilson_interval(self.random_exact, self.random)
+        instances, exact = self.hard + self.random, self.hard_exact + self.random_exact
+        return {
+            "digits": self.digits, "instances": instances, "exact": exact, "robust": exact == instances,
+            "hard": self.hard, "hard_exact": self.hard_exact, "hard_pass": self.hard_exact == self.hard,
+            "random": self.random, "random_exact": self.random_exact,
+            "probabilistic": self.random > 0 and self.random_exact == self.random,
+            "wilson_low": low, "wilson_high": high,
+            "failure_rate_bound": failure_rate_bound(self.random - self.random_exact, self.random),
+            "failures": sorted(self.hard_failures), "first_failure": self.first_failure,
+            "seconds": round(seconds, 3),
+        }
+
+
+def failure_record(request_id: int, instance: Instance, expected: str, answer: str | None) -> dict:
+    """A failing instance: where it is in the set, its operands, and the expected and given answers."""
+    return {"id": request_id, "name": instance.name, "a": shorten(instance.a), "b": shorten(instance.b),
+            "digits_a": len(instance.a), "digits_b": len(instance.b),
+            "expected": shorten(expected), "answer": shorten(answer)}
