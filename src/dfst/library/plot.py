@@ -1,4 +1,4 @@
-"""The figure of the depth experiment: our test accuracy by depth, the seed's Table 1 beside it."""
+"""The experiments' figures: (b) test accuracy by depth beside the seed's Table 1; (a) tables vs circuits."""
 
 from __future__ import annotations
 
@@ -26,9 +26,41 @@ def plot_depth(result: dict, path: Path) -> Path:
            title=f"fib, base {result['base']}: depth vs trainability")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
+    _save(fig, path)
+    return path
+
+
+def plot_ops(result: dict, path: Path) -> Path:
+    """Experiment (a): test accuracy against epochs for each arm, and accuracy against operand width."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8, 3.2))
+    for arm in result["arms"]:
+        history = arm["test_accuracy"]
+        left.plot(range(1, len(history) + 1), history, label=arm["arm"])
+        runs = [(row["width"], row["accuracy"]) for row in arm["length"] if row["accuracy"] is not None]
+        right.plot(*zip(*runs), "o-", label=arm["arm"])
+    left.set(xlabel="epoch", ylabel="test accuracy (%)", ylim=(-2, 102),
+             title=f"a - b mod 2^{result['config']['width']}: trainability")
+    right.set(xlabel="operand width (bits)", ylabel="accuracy (%)", ylim=(-2, 102), xscale="log",
+              title="length generalisation")
+    right.set_xticks([r["width"] for r in result["arms"][0]["length"]],
+                     [str(r["width"]) for r in result["arms"][0]["length"]])
+    for ax in (left, right):
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    _save(fig, path)
+    return path
+
+
+def _save(fig, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
     buf = io.BytesIO()
+    fig.tight_layout()
     fig.savefig(buf, format=path.suffix.lstrip(".") or "png", metadata=plot_metadata(path.suffix))
     plt.close(fig)
     write_atomic(path, buf.getvalue())
-    return path
