@@ -91,6 +91,7 @@ def library_experiment_command(
     router: str = typer.Option("slots", "--router", help="slots (a softmax over a, b) or values (Linear)."),
     out: str = typer.Option("results/library", "--out", help="Directory for depth_b{BASE}[_values].json."),
     width: int = typer.Option(6, "--width", help="ops: operand bits in training (2..8)."),
+    test_pairs: int = typer.Option(500, "--test-pairs", help="ops: random pairs per tested width."),
     plot: str = typer.Option("", "--plot", help="The figure (default docs/img/library_NAME.png)."),
     force: bool = typer.Option(False, "--force", help="Replace dfst's own files of the same names."),
 ) -> None:
@@ -105,7 +106,8 @@ def library_experiment_command(
     from dfst.outputs import check_output_file, write_atomic
 
     if name == "ops":
-        return _ops_experiment(width, epochs, Path(out), Path(plot or "docs/img/library_ops.png"), force)
+        plot_path = Path(plot or "docs/img/library_ops.png")
+        return _ops_experiment(width, epochs, test_pairs, Path(out), plot_path, force)
     if name != "depth":
         raise DfstError(f"no library experiment {name!r}; choose depth or ops")
     suffix = "" if router == "slots" else f"_{router}"
@@ -121,7 +123,7 @@ def library_experiment_command(
                       f"(seed {row['seed_test_accuracy']}%), {row['cpu_seconds']} CPU s")
 
 
-def _ops_experiment(width: int, epochs: int, out, plot, force: bool) -> None:
+def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: bool) -> None:
     """Experiment (a): both arms, results/library/ops_w{WIDTH}.json and the figure."""
     import json
 
@@ -131,12 +133,12 @@ def _ops_experiment(width: int, epochs: int, out, plot, force: bool) -> None:
 
     if not 2 <= width <= 8:
         raise DfstError(f"--width {width} is outside 2..8 (the table has 8**width entries)")
-    if epochs < 1:
-        raise DfstError("--epochs must be at least 1")
+    if epochs < 1 or test_pairs < 1:
+        raise DfstError("--epochs and --test-pairs must be at least 1")
     json_path = check_output_file(out / f"ops_w{width}.json", force=force)
     plot_path = check_output_file(plot, force=force)
     torch_single_thread()
-    result = run_ops(OpsConfig(width=width, epochs=epochs))
+    result = run_ops(OpsConfig(width=width, epochs=epochs, test_pairs=test_pairs))
     write_atomic(json_path, (json.dumps(result, indent=1) + "\n").encode())
     plot_ops(result, plot_path)
     for arm in result["arms"]:

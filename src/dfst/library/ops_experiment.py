@@ -140,7 +140,7 @@ def _width_row(model: MinimalNet, draw: torch.Tensor, width: int) -> dict:
     want = torch.tensor([[((x - y) % (1 << width)) >> i & 1 for i in range(width)]
                          for x, y in zip(*ints)])
     right = 0
-    for bits, answer in zip(torch.stack([draw[0], draw[1]], -1).float().split(64), want.split(64)):
+    for bits, answer in zip(torch.stack([draw[0], draw[1]], -1).float().split(16), want.split(16)):
         right += int(((model(bits) > 0).long() == answer).all(-1).sum())
     return {"width": width, "accuracy": round(100 * right / len(want), 2),
             "cpu_seconds": round(time.process_time() - started, 2)}
