@@ -97,7 +97,8 @@ def test_ops_experiment_command_writes_both_arms(tmp_path, capsys):
     code, out, _ = run(capsys, "library", "experiment", "ops", "--width", "3", "--epochs", "1",
                        "--test-pairs", "8", "--out", str(tmp_path), "--plot", str(tmp_path / "ops.png"))
     result = json.loads((tmp_path / "ops_w3.json").read_text())
-    assert code == 0 and [arm["arm"] for arm in result["arms"]] == ["table", "circuit"]
+    assert code == 0 and [arm["arm"] for arm in result["arms"]] == ["table", "circuit"] * 5
+    assert [s["seeds"] for s in result["summary"]] == [5, 5]
     assert (tmp_path / "ops.png").stat().st_size > 0 and "circuit" in out
 
 

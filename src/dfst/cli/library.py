@@ -85,7 +85,7 @@ def library_experiment_command(
                                "ops: its experiment (a), circuits vs tables (Figure 3)."),
     base: int = typer.Option(128, "--base", help="128 or 256 in the seed."),
     depths: str = typer.Option("1,2,3,4,5,6", "--depths", help="Recursion depths."),
-    epochs: int = typer.Option(1, "--epochs", help="Passes over the training pairs."),
+    epochs: int = typer.Option(30, "--epochs", help="Passes over the training pairs."),
     train_samples: int = typer.Option(0, "--train-samples",
                                       help="Training pairs used (of 70% of all); 0: all of them."),
     router: str = typer.Option("slots", "--router", help="slots (a softmax over a, b) or values (Linear)."),
@@ -141,8 +141,7 @@ def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: 
     result = run_ops(OpsConfig(width=width, epochs=epochs, test_pairs=test_pairs))
     write_atomic(json_path, (json.dumps(result, indent=1) + "\n").encode())
     plot_ops(result, plot_path)
-    for arm in result["arms"]:
-        widths = ", ".join(f"{r['width']} bits {r['accuracy']}%" for r in arm["length"])
-        console.print(f"{arm['arm']}: test accuracy {arm['test_accuracy'][-1]}% after {epochs} epochs "
-                      f"(first 100% at epoch {arm['first_epoch_at_100']}), {arm['cpu_seconds']} CPU s; "
-                      f"{widths}")
+    for summary in result["summary"]:
+        console.print(f"{summary['arm']}: {summary['seeds_at_100']} of {summary['seeds']} seeds reach 100% "
+                      f"(at epochs {summary['epochs_to_100']}); final test accuracy "
+                      f"{summary['final_test_accuracy']}")

@@ -39,11 +39,14 @@ def plot_ops(result: dict, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(8, 3.2))
-    for arm in result["arms"]:
-        history = arm["test_accuracy"]
-        left.plot(range(1, len(history) + 1), history, label=arm["arm"])
+    colours = {"table": "tab:blue", "circuit": "tab:orange"}
+    for arm in result["arms"]:  # one line per seed; the first of each arm carries the legend
+        history, first = arm["test_accuracy"], arm["seed"] == result["config"]["seed"]
+        label = arm["arm"] if first else None
+        style = {"color": colours[arm["arm"]], "alpha": 0.7, "label": label}
+        left.plot(range(1, len(history) + 1), history, **style)
         runs = [(row["width"], row["accuracy"]) for row in arm["length"] if row["accuracy"] is not None]
-        right.plot(*zip(*runs), "o-", label=arm["arm"])
+        right.plot(*zip(*runs), "o-", **style)
     left.set(xlabel="epoch", ylabel="test accuracy (%)", ylim=(-2, 102),
              title=f"a - b mod 2^{result['config']['width']}: trainability")
     right.set(xlabel="operand width (bits)", ylabel="accuracy (%)", ylim=(-2, 102), xscale="log",
