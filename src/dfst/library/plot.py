@@ -51,6 +51,7 @@ def plot_ops(result: dict, path: Path) -> Path:
              title=f"a - b mod 2^{result['config']['width']}: trainability")
     right.set(xlabel="operand width (bits)", ylabel="accuracy (%)", ylim=(-2, 102), xscale="log",
               title="length generalisation")
+    right.minorticks_off()  # the log axis would label 2x10^1 ... over our widths
     right.set_xticks([r["width"] for r in result["arms"][0]["length"]],
                      [str(r["width"]) for r in result["arms"][0]["length"]])
     for ax in (left, right):
