@@ -23,6 +23,7 @@ BASELINES: dict[str, str] = {
     "lstm": "dfst.baselines.lstm",
     "neural-gpu": "dfst.baselines.neural_gpu",
     "ntm": "dfst.baselines.ntm",
+    "library-model": "dfst.baselines.library_model",
     "tp-transformer": "dfst.baselines.tp_transformer",
     "lstm-policy": "dfst.baselines.lstm_policy",
     "gru-policy": "dfst.baselines.gru_policy",

@@ -71,18 +71,32 @@ def library_run_command(
     return 0 if agree else 1
 
 
+def torch_single_thread() -> None:
+    """One thread: the experiments' numbers then repeat exactly on a machine of the same kind."""
+    import torch
+
+    torch.set_num_threads(1)
+    torch.set_flush_denormal(True)  # values far below 1e-38 slow the CPU tenfold and change nothing
+
+
 @library_app.command("experiment")
 def library_experiment_command(
-    name: str = typer.Argument(..., metavar="NAME", help="depth: seed 002's experiment (b), its Table 1."),
+    name: str = typer.Argument(..., metavar="NAME", help="depth: seed 002's experiment (b), its Table 1; "
+                               "ops: its experiment (a), circuits vs tables (Figure 3)."),
     base: int = typer.Option(128, "--base", help="128 or 256 in the seed."),
     depths: str = typer.Option("1,2,3,4,5,6", "--depths", help="Recursion depths."),
-    epochs: int = typer.Option(1, "--epochs", help="Passes over the training pairs."),
-    train_samples: int = typer.Option(2048, "--train-samples", help="Training pairs used (of 70% of all)."),
-    out: str = typer.Option("results/library", "--out", help="Directory for depth_b{BASE}.json."),
-    plot: str = typer.Option("docs/img/library_depth.png", "--plot", help="The figure."),
+    epochs: int = typer.Option(30, "--epochs", help="Passes over the training pairs."),
+    train_samples: int = typer.Option(0, "--train-samples",
+                                      help="Training pairs used (of 70% of all); 0: all of them."),
+    router: str = typer.Option("slots", "--router", help="slots (a softmax over a, b) or values (Linear)."),
+    out: str = typer.Option("results/library", "--out", help="Directory for depth_b{BASE}[_values].json."),
+    width: int = typer.Option(6, "--width", help="ops: operand bits in training (2..8)."),
+    test_pairs: int = typer.Option(500, "--test-pairs", help="ops: random pairs per tested width."),
+    plot: str = typer.Option("", "--plot", help="The figure (default docs/img/library_NAME.png)."),
     force: bool = typer.Option(False, "--force", help="Replace dfst's own files of the same names."),
 ) -> None:
-    """Train the minimal network around the frozen fib at each depth; test accuracy beside the seed's."""
+    """Train a minimal network around frozen library code: fib at each depth (depth), or a subtraction
+    table vs circuit (ops); our accuracy beside the seed's, as JSON under --out and a figure."""
     import json
     from pathlib import Path
 
@@ -91,13 +105,43 @@ def library_experiment_command(
     from dfst.library.plot import plot_depth
     from dfst.outputs import check_output_file, write_atomic
 
+    if name == "ops":
+        plot_path = Path(plot or "docs/img/library_ops.png")
+        return _ops_experiment(width, epochs, test_pairs, Path(out), plot_path, force)
     if name != "depth":
-        raise DfstError(f"no library experiment {name!r}; choose depth")
-    json_path = check_output_file(Path(out) / f"depth_b{base}.json", force=force)
-    plot_path = check_output_file(plot, force=force)
-    result = run_depth_table(base, list(parse_lengths(depths, "--depths")), epochs, train_samples)
+        raise DfstError(f"no library experiment {name!r}; choose depth or ops")
+    suffix = "" if router == "slots" else f"_{router}"
+    json_path = check_output_file(Path(out) / f"depth_b{base}{suffix}.json", force=force)
+    plot_path = check_output_file(plot or "docs/img/library_depth.png", force=force)
+    torch_single_thread()
+    result = run_depth_table(base, list(parse_lengths(depths, "--depths")), epochs, train_samples or None,
+                             router=router)
     write_atomic(json_path, (json.dumps(result, indent=1) + "\n").encode())
     plot_depth(result, plot_path)
     for row in result["rows"]:
         console.print(f"depth {row['config']['depth']}: test accuracy {row['test_accuracy'][-1]}% "
                       f"(seed {row['seed_test_accuracy']}%), {row['cpu_seconds']} CPU s")
+
+
+def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: bool) -> None:
+    """Experiment (a): both arms, results/library/ops_w{WIDTH}.json and the figure."""
+    import json
+
+    from dfst.library.ops_experiment import OpsConfig, run_ops
+    from dfst.library.plot import plot_ops
+    from dfst.outputs import check_output_file, write_atomic
+
+    if not 2 <= width <= 8:
+        raise DfstError(f"--width {width} is outside 2..8 (the table has 8**width entries)")
+    if epochs < 1 or test_pairs < 1:
+        raise DfstError("--epochs and --test-pairs must be at least 1")
+    json_path = check_output_file(out / f"ops_w{width}.json", force=force)
+    plot_path = check_output_file(plot, force=force)
+    torch_single_thread()
+    result = run_ops(OpsConfig(width=width, epochs=epochs, test_pairs=test_pairs))
+    write_atomic(json_path, (json.dumps(result, indent=1) + "\n").encode())
+    plot_ops(result, plot_path)
+    for summary in result["summary"]:
+        console.print(f"{summary['arm']}: {summary['seeds_at_100']} of {summary['seeds']} seeds reach 100% "
+                      f"(at epochs {summary['epochs_to_100']}); final test accuracy "
+                      f"{summary['final_test_accuracy']}")

@@ -4,6 +4,13 @@ A minimal network, one layer before the machine and one after, learns to route t
 (a, b) into fib's argument registers and to read the answer out; the compiled fib (depth d) runs
 frozen in between, and only the answer F(d + 1) is supervised (cross-entropy). Every pair of the
 base is a sample, 70% for training; the score is exact-answer accuracy on the other 30%.
+
+Two routers (the layer before). "slots" (default) is the seed's "learns the correct permutation":
+each argument register is a softmax mixture of the input slots (a, b). "values" is a Linear layer
+from both one-hot inputs to each register's value logits: it can put any split (x, F(d+1) - ...)
+of the answer in the registers, pair by pair, and at bases 16-64 it memorises the training pairs
+instead of routing (near 0% test accuracy, docs/library.md). A softmax near uniform also gives the
+router no first-order gradient: the sum of a uniform value with anything is uniform.
 """
 
 from __future__ import annotations
@@ -13,10 +20,13 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from dfst.errors import DfstError
 from dfst.library.assembler import assemble
 from dfst.library.execute import check_work, initial_soft_state, step
 from dfst.library.machine import build_wiring, compile_program
 from dfst.library.programs import Call, get_program
+
+ROUTERS = ("slots", "values")
 
 # The seed's Table 1: test accuracy (%) of its minimal network, by depth 1..6.
 SEED_TABLE_1 = {128: [85.78, 96.20, 93.10, 46.40, 99.83, 100.0],
@@ -30,10 +40,14 @@ class DepthConfig:
     base: int = 128
     depth: int = 1
     epochs: int = 3
-    batch: int = 128
-    lr: float = 0.01
+    batch: int = 32
+    lr: float = 0.05
     train_fraction: float = 0.7
     seed: int = 0
+    router: str = "slots"  # slots: a softmax over the inputs (a, b) per register; values: Linear
+    # float32 rounding on soft (mixed) values grows about twofold a step through fib's returns and
+    # overflows by depth 6 (docs/library.md); float64 starts 1e9 times lower
+    dtype: str = "float64"
 
 
 class RoutedFib(torch.nn.Module):
@@ -47,13 +61,21 @@ class RoutedFib(torch.nn.Module):
         self.program = compile_program(self.code, self.setup.config)  # frozen: no parameter
         self.wiring = build_wiring(self.setup.config, len(self.code))
         self.steps = 12 * config.depth + 11  # fib's exact step count (tests/test_library_programs.py)
-        self.route = torch.nn.Linear(2 * n, 2 * n)
+        self.router = config.router
+        if config.router == "slots":  # small random logits: a mixture of a and b in each register
+            self.route = torch.nn.Parameter(0.1 * torch.randn(2, 2))
+        else:
+            self.route = torch.nn.Linear(2 * n, 2 * n)
         self.read = torch.nn.Linear(n, n)
 
     def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         n, machine = self.read.in_features, self.setup.config
-        x = torch.cat([torch.nn.functional.one_hot(a, n), torch.nn.functional.one_hot(b, n)], -1).float()
-        args = self.route(x).view(-1, 2, n).softmax(-1)                          # (B, 2, n)
+        inputs = torch.stack([torch.nn.functional.one_hot(a, n), torch.nn.functional.one_hot(b, n)], 1)
+        inputs = inputs.to(torch.get_default_dtype())                            # (B, 2 slots, n)
+        if self.router == "slots":
+            args = torch.einsum("rs,bsn->brn", self.route.softmax(-1), inputs)   # (B, 2 registers, n)
+        else:
+            args = self.route(inputs.flatten(1)).view(-1, 2, n).softmax(-1)
         rest = torch.zeros(len(a), machine.registers - 2, n)
         rest[..., 0] = 1
         memory = torch.zeros(len(a), machine.cells, n)
@@ -73,6 +95,15 @@ def _fib_targets(a: torch.Tensor, b: torch.Tensor, depth: int, base: int) -> tor
 def run_depth(config: DepthConfig, train_samples: int | None = None) -> dict:
     """Train one configuration (on the first `train_samples` training pairs, default all); test
     accuracy on every held-out pair after each epoch, and the CPU seconds it took."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(getattr(torch, config.dtype))
+    try:
+        return _train_depth(config, train_samples)
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def _train_depth(config: DepthConfig, train_samples: int | None) -> dict:
     torch.manual_seed(config.seed)
     n = config.base
     pairs = torch.cartesian_prod(torch.arange(n), torch.arange(n))[torch.randperm(n * n)]
@@ -81,7 +112,7 @@ def run_depth(config: DepthConfig, train_samples: int | None = None) -> dict:
     model = RoutedFib(config)
     check_work(model.setup.config, len(model.code), 3 * config.epochs * len(train) + n * n, model.steps)
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
-    started, history = time.process_time(), []
+    started, history, train_history = time.process_time(), [], []
     for _ in range(config.epochs):
         for batch in train[torch.randperm(len(train))].split(config.batch):
             target = _fib_targets(batch[:, 0], batch[:, 1], config.depth, n)
@@ -90,8 +121,11 @@ def run_depth(config: DepthConfig, train_samples: int | None = None) -> dict:
             loss.backward()
             optimiser.step()
         history.append(_accuracy(model, pairs[cut:], config))
+        train_history.append(_accuracy(model, train, config))
     return {"config": asdict(config), "train_samples": len(train), "test_samples": n * n - cut,
             "machine_steps": model.steps, "test_accuracy": history,
+            "train_accuracy": train_history, "route": model.route.detach().softmax(-1).tolist()
+            if config.router == "slots" else None,
             "cpu_seconds": round(time.process_time() - started, 1)}
 
 
@@ -105,13 +139,16 @@ def _accuracy(model: RoutedFib, pairs: torch.Tensor, config: DepthConfig) -> flo
 
 
 def run_depth_table(base: int, depths: list[int], epochs: int, train_samples: int | None,
-                    seed: int = 0) -> dict:
+                    seed: int = 0, router: str = "slots") -> dict:
     """Every depth at one base, with the seed's Table 1 row beside ours."""
+    if router not in ROUTERS:
+        raise DfstError(f"unknown router {router!r}; choose from {', '.join(ROUTERS)}")
     rows = []
     for depth in depths:
-        config = DepthConfig(base=base, depth=depth, epochs=epochs, seed=seed)
+        config = DepthConfig(base=base, depth=depth, epochs=epochs, seed=seed, router=router)
         rows.append(run_depth(config, train_samples))
         seed_row = SEED_TABLE_1.get(base)
         rows[-1]["seed_test_accuracy"] = seed_row[depth - 1] if seed_row and 1 <= depth <= 6 else None
     return {"format": "dfst-library-depth", "experiment": "seed 002 (b): recursion depth vs "
-            "trainability, minimal network, fib", "base": base, "rows": rows}
+            "trainability, minimal network, fib", "base": base, "router": router,
+            "rows": rows}
