@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 import torch
 from tests.cli_helpers import assert_one_line_error, run
 
@@ -85,6 +86,8 @@ def test_library_candidates_on_the_machine_and_interpreter_match_python():
     assert discrete_answer(CANDIDATES["drop-carry"], Instance("11", "1")) == "10"  # 3 + 1, carries lost
 
 
+# About a CPU minute: it records the recipe's 392 PTO instances and trains through the soft machine.
+@pytest.mark.slow
 def test_library_model_baseline_selects_add2(tmp_path, capsys):
     out = tmp_path / "lm.json"
     code, _, _ = run(capsys, "baseline", "library-model", "add2", "--config", "eval_digits=10",
