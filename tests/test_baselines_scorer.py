@@ -11,6 +11,7 @@ import pytest
 
 from dfst.baselines.common import evaluate_predictor
 from dfst.evaluate import EvalConfig, level_instances, wilson_interval
+from dfst.protocol import score
 from dfst.protocol.scorer import max_passing
 from dfst.tasks import get_task
 from dfst.tasks.base import Instance
@@ -99,3 +100,15 @@ def test_a_right_model_and_a_silent_one_score_as_before():
         for stops in ({}, {"stop_when_none_exact": True}):
             assert_same_scores(reference_evaluate(task, predict, (5, 10, 30), **stops),
                                evaluate_predictor(task, predict, (5, 10, 30), **stops))
+
+
+def test_a_baselines_result_names_the_set_dfst_score_makes_for_the_lengths_it_scored():
+    task = get_task("add2")
+    silent_from_6 = evaluate_predictor(  # stops after 9 digits, its first failure
+        task, lambda insts: [python_answer(task, i.a, i.b) if max(len(i.a), len(i.b)) < 6 else None
+                             for i in insts], (3, 9, 27), random=4, seed=2, stop_at_failure=True)
+    assert [lv["digits"] for lv in silent_from_6["levels"]] == [3, 9]
+    scored = score(lambda pairs: [""] * len(pairs), task, (3, 9), random=4, seed=2)
+    assert silent_from_6["protocol"] == {"instances_sha256": scored.details["instances_sha256"],
+                                          "instance_count": scored.details["instance_count"],
+                                          "hard_set": scored.details["hard_set"]}
