@@ -27,7 +27,8 @@ from dfst.tasks.base import Instance, Task
 # Predicts answers (digit strings, most significant first, no leading zeros except "0") for a batch of
 # instances; None where the system gives no readable answer.
 Predictor = Callable[[list[Instance]], list[str | None]]
-# A length's instances go to a predictor in one call, as they always have: each baseline batches inside.
+# A length's instances go to a predictor in one call, as they always have (each baseline batches inside),
+# up to the protocol's 32 MiB of requests a call (`dfst.protocol.scorer.BATCH_BYTES`).
 LEVEL_AT_ONCE = 1 << 30
 
 
