@@ -122,19 +122,21 @@ def test_run_is_deterministic_and_well_formed():
     assert [lv["digits"] for lv in first.levels] == [2, 3]
     level = first.levels[0]
     assert level["instances"] == len(ADD2.hard_instances(2)) + 2 and len(level["failures"]) == \
-        level["instances"] - level["exact"]
+        level["hard"] - level["hard_exact"]
     assert set(first.to_json()) >= {"system", "task", "samples", "params", "robust_lg", "probabilistic_lg"}
 
 
-def test_evaluate_levels_matches_evaluate_predictor_and_reports_each_level():
+def test_score_ladder_reports_each_level_and_ends_with_the_whole_ladders_scores():
     from dfst.baselines.common import evaluate_predictor
 
-    def predict(instances):  # right except on long carry chains and on random pairs of 5 digits
-        return [None if inst.name == "carry_chain" or (inst.name == "random" and len(inst.a) == 5)
-                else ADD2.expected(inst) for inst in instances]
+    def predict(instances):  # right except at 5 bits with a leading 1 (every random pair, some hard ones)
+        return [None if len(inst.a) == 5 and inst.a.startswith("1") else ADD2.expected(inst)
+                for inst in instances]
     seen = []
-    levels = io_pairs.evaluate_levels(ADD2, predict, (5, 2, 3), random=3, on_level=lambda s: seen.append(s))
-    assert levels == evaluate_predictor(ADD2, predict, (2, 3, 5), random=3)
-    assert [len(s["levels"]) for s in seen] == [1, 2, 3]
-    assert levels["robust_lg"] == 0 and levels["probabilistic_lg"] == 3
-    assert levels["levels"][2]["failures"].count("random") == 3
+    config = {"eval_digits": "5,2,3", "eval_random": 3}
+    scores = io_pairs.score_ladder(ADD2, predict, config, on_level=lambda s: seen.append(s))
+    assert scores == evaluate_predictor(ADD2, predict, (2, 3, 5), random=3)
+    assert [len(s["levels"]) for s in seen] == [1, 2, 3] and seen[-1]["levels"] == scores["levels"]
+    assert scores["robust_lg"] == 3 and scores["probabilistic_lg"] == 3
+    last = scores["levels"][2]
+    assert last["random_exact"] == 0 and "carry_chain" in last["failures"] and last["hard_exact"] > 0

@@ -1,10 +1,13 @@
 """What every baseline shares: its result (`dfst.results.Result`, here also under its old name
-BaselineResult) and the evaluation on the DFST's own protocol.
+BaselineResult) and its scoring under the DFST's own protocol.
 
-A baseline maps operand pairs to answers (input/output systems) or runs on the grid (automaton
-learners). Either way it is scored like the DFST: at each length N the task's hard instances plus
-`random` seeded random pairs (exactly the instances `dfst eval` uses, `evaluate.level_instances`),
-exact match of the whole answer. Robust at N: every instance exact; probabilistic: every random pair.
+A baseline maps operand pairs to answers (input/output systems: the LSTM, the Neural GPU, the NTM,
+the TP-Transformer, and the sequence-model policies, whose predictor runs them closed loop on the
+grid) or is an automaton compiled to DFST weights (RPNI, scored by `dfst.evaluate.run_protocol`, as
+`dfst eval` scores a DFST). The first kind is scored by `evaluate_predictor`, which hands the predictor
+to `dfst.protocol.score`, the scorer of `dfst score`: at each length N the task's hard instances plus
+`random` seeded random pairs (exactly `dfst eval`'s), exact match of the whole answer. Robust at N:
+every instance exact; probabilistic: every random pair.
 """
 
 from __future__ import annotations
@@ -16,13 +19,17 @@ import numpy as np
 import torch
 
 from dfst.errors import DfstError
-from dfst.evaluate import EvalConfig, level_instances, wilson_interval
+from dfst.protocol import score
+from dfst.protocol.scorer import max_passing
 from dfst.results import Result
 from dfst.tasks.base import Instance, Task
 
 # Predicts answers (digit strings, most significant first, no leading zeros except "0") for a batch of
 # instances; None where the system gives no readable answer.
 Predictor = Callable[[list[Instance]], list[str | None]]
+# A length's instances go to a predictor in one call, as they always have (each baseline batches inside),
+# up to the protocol's 32 MiB of requests a call (`dfst.protocol.scorer.BATCH_BYTES`).
+LEVEL_AT_ONCE = 1 << 30
 
 
 # The old name of the one result type (dfst.results.Result), kept: every baseline builds one.
@@ -38,42 +45,40 @@ def hardware() -> str:
 
 def evaluate_predictor(task: Task, predict: Predictor, digits: Sequence[int], *, random: int = 10,
                        seed: int = 0, hard: bool = True, stop_at_failure: bool = False,
-                       stop_when_none_exact: bool = False) -> dict:
-    """Score `predict` at each length; returns {"robust_lg", "probabilistic_lg", "levels"}.
+                       stop_when_none_exact: bool = False,
+                       on_level: Callable[[dict], None] | None = None) -> dict:
+    """Score `predict` at each length through `dfst.protocol.score`, the scorer of `dfst score`.
 
-    Each level lists the names of the instances that failed (hard ones by name, random pairs as
-    "random"), so a reader can see which hard cases a system misses. `stop_at_failure` stops after
-    the first level that is not robust, `stop_when_none_exact` after the first with no exact answer
-    (to trace an accuracy curve without paying for lengths where nothing works).
+    Returns {"robust_lg", "probabilistic_lg", "levels", "protocol"}: levels as `dfst score` reports
+    them (hard set and random pairs apart, the failing hard instances by name, the first failure)
+    less their timings, so a seed reproduces a result bit for bit; "protocol" names the instance set
+    (its SHA-256, as `dfst score --instances-out` of the lengths scored). `stop_at_failure` stops
+    after the first length that is not robust, `stop_when_none_exact` after the first with no exact
+    answer (to trace an accuracy curve without paying for lengths where nothing works);
+    `on_level(scores so far)` is called after each length (a long ladder saves as it goes).
     """
-    cfg = EvalConfig(digits=tuple(digits), random=random, hard=hard, seed=seed)
-    levels = []
-    for n in sorted(set(digits)):
-        instances = level_instances(task, n, cfg)
-        answers = predict(instances)
-        exact = [ans is not None and ans == task.expected(inst) for inst, ans in zip(instances, answers)]
-        rand = [ok for inst, ok in zip(instances, exact) if inst.name == "random"]
-        low, high = wilson_interval(sum(rand), len(rand))
-        levels.append({
-            "digits": n, "instances": len(instances), "exact": sum(exact),
-            "random": len(rand), "random_exact": sum(rand), "wilson_low": low, "wilson_high": high,
-            "robust": all(exact), "probabilistic": bool(rand) and all(rand),
-            "failures": [inst.name for inst, ok in zip(instances, exact) if not ok],
-        })
-        if (stop_at_failure and not all(exact)) or (stop_when_none_exact and not any(exact)):
-            break
+    def after_level(levels: list[dict]) -> bool:
+        if on_level is not None:
+            on_level(_scores(levels))
+        last = levels[-1]
+        return (stop_at_failure and not last["robust"]) or (stop_when_none_exact and last["exact"] == 0)
+
+    result = score(instance_predictor(predict), task, sorted(set(digits)), random, seed, hard=hard,
+                   batch=LEVEL_AT_ONCE, system="baseline", after_level=after_level)
+    protocol = {key: result.details[key] for key in ("instances_sha256", "instance_count", "hard_set")}
+    return _scores(result.levels) | {"protocol": protocol}
+
+
+def _scores(levels: list[dict]) -> dict:
+    levels = [{k: v for k, v in level.items() if k != "seconds"} for level in levels]
     return {"robust_lg": max_passing(levels, "robust"),
             "probabilistic_lg": max_passing(levels, "probabilistic"), "levels": levels}
 
 
-def max_passing(levels: list[dict], key: str) -> int:
-    """The largest length with every level up to it passing `key` ("robust" or "probabilistic")."""
-    best = 0
-    for lv in levels:
-        if not lv[key]:
-            break
-        best = lv["digits"]
-    return best
+def instance_predictor(predict: Predictor) -> Callable[[list[tuple[str, str]]], list[str | None]]:
+    """`predict` as the protocol calls a model: operand pairs in, answers out (a baseline's predictor
+    takes Instances, which carry no hard-set name here: a model must not see which case it is)."""
+    return lambda pairs: predict([Instance(a, b) for a, b in pairs])
 
 
 def merge_config(config: dict, defaults: dict, label: str) -> dict:

@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from dfst.arith import DIGIT_CHARS, canonical, digits_to_text
-from dfst.baselines.common import Predictor, count_params, evaluate_predictor, hardware, max_passing
+from dfst.baselines.common import Predictor, count_params, evaluate_predictor, hardware
 from dfst.errors import DfstError
 from dfst.results import Result
 from dfst.tasks.base import Instance, Task, random_operand
@@ -172,20 +172,27 @@ def batched_predictor(model: torch.nn.Module, base: int, batch: int,
 
 
 def score_ladder(task: Task, predict: Predictor, config: dict, on_level=None) -> dict:
-    """`evaluate_levels` on `config`'s ladder (eval_digits) with eval_random random pairs per length."""
-    return evaluate_levels(task, predict, parse_digits(config["eval_digits"]), random=config["eval_random"],
-                           on_level=on_level)
+    """`evaluate_predictor` on `config`'s ladder (eval_digits) with eval_random random pairs per length,
+    seed 0; `on_level(scores so far)` after each length, so a long ladder saves what it has."""
+    digits = parse_digits(config["eval_digits"])
+    return evaluate_predictor(task, predict, digits, random=config["eval_random"], on_level=on_level)
 
 
 def io_result(system: str, task: Task, seed: int, model: torch.nn.Module, config: dict, info: dict,
               scores: dict, notes: str) -> Result:
     """The Result of an I/O-pair baseline: `info` from its training (samples, train_seconds), `scores`
-    from `evaluate_levels`; its config is the merged configuration plus the model's (`model.cfg`)."""
+    from `score_ladder` (the instance set's hash in details once every length is scored); its config
+    is the merged configuration plus the model's (`model.cfg`)."""
     return Result(system=system, task=task.name, seed=seed, samples=info["samples"],
                   params=count_params(model), max_train_digits=config["max_digits"],
                   robust_lg=scores["robust_lg"], probabilistic_lg=scores["probabilistic_lg"],
                   train_seconds=info["train_seconds"], hardware=hardware(), levels=scores["levels"],
-                  config={**config, **asdict(model.cfg)}, notes=notes)
+                  config={**config, **asdict(model.cfg)}, notes=notes, details=protocol_details(scores))
+
+
+def protocol_details(scores: dict) -> dict:
+    """A Result's details naming the instance set scored (`evaluate_predictor`'s "protocol"), if known."""
+    return {"protocol": scores["protocol"]} if "protocol" in scores else {}
 
 
 def parse_digits(text: str) -> tuple[int, ...]:
@@ -214,17 +221,3 @@ def add_gradient_noise(model: torch.nn.Module, scale: float, step: int) -> None:
     for p in model.parameters():
         if p.grad is not None:
             p.grad.add_(torch.randn_like(p.grad) * sigma)
-
-
-def evaluate_levels(task: Task, predict, digits, *, random: int, on_level=None) -> dict:
-    """`evaluate_predictor` one length at a time (the same instances), calling `on_level(scores so far)`
-    after each, so a long ladder can report and save what it has before it reaches 2,000 bits."""
-    levels: list[dict] = []
-    scores: dict = {}
-    for n in sorted(set(digits)):
-        levels += evaluate_predictor(task, predict, (n,), random=random, seed=0)["levels"]
-        scores = {"robust_lg": max_passing(levels, "robust"),
-                  "probabilistic_lg": max_passing(levels, "probabilistic"), "levels": list(levels)}
-        if on_level is not None:
-            on_level(scores)
-    return scores

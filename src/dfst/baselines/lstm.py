@@ -224,4 +224,5 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Baseli
         train_seconds=round(seconds, 3), hardware=where, levels=scores["levels"], config=config,
         notes="seq2seq LSTM, digits least significant first; samples = I/O pairs drawn in training",
         details={"final_loss": float(np.mean(losses[-50:])),
-                 "exact_by_length": {lv["digits"]: lv["exact"] / lv["instances"] for lv in scores["levels"]}})
+                 "exact_by_length": {lv["digits"]: lv["exact"] / lv["instances"] for lv in scores["levels"]},
+                 "protocol": scores["protocol"]})

@@ -319,4 +319,4 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Baseli
         robust_lg=scores["robust_lg"], probabilistic_lg=scores["probabilistic_lg"],
         train_seconds=round(train_seconds, 2), hardware=hardware(), levels=scores["levels"], config=cfg,
         notes=(f"final training loss {curve[-1]:.4g} (mean of last 50: {np.mean(curve[-50:]):.4g}); "
-               f"decoding window {window} tokens"))
+               f"decoding window {window} tokens"), details={"protocol": scores["protocol"]})

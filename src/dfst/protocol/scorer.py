@@ -28,6 +28,7 @@ from dfst.tasks.hard import hard_set_version
 Predict = Callable[[list[tuple[str, str]]], Sequence[str | None]]
 Answerer = Callable[[Iterator[Request]], Iterable[tuple[Request, str | None]]]
 Progress = Callable[[int, int, int], None]  # (digits, answers so far, instances of the length)
+AfterLevel = Callable[[list[dict]], bool]  # (the levels so far) -> stop the ladder here?
 BATCH_BYTES = 32 << 20  # request bytes handed to `predict` at once (a batch of 10^5-digit pairs: ~160)
 
 
@@ -61,14 +62,18 @@ class ScoreConfig:
 def score(predict: Predict, task: Task | str, digits: Sequence[int] = (10, 100, 1000),
           random: int = DEFAULT_RANDOM, seed: int = 0, *, hard: bool = True, until_fail: bool = False,
           budget: float | None = None, max_digits: int = 10**6, batch: int = 1024,
-          system: str = "external", on_progress: Progress | None = None) -> Result:
+          system: str = "external", on_progress: Progress | None = None,
+          after_level: AfterLevel | None = None) -> Result:
     """Score `predict` (operand pairs -> answer strings, None for no answer) on `task` (a Task or a
-    registered name) under the protocol; `predict` gets at most `batch` pairs at a time."""
+    registered name) under the protocol; `predict` gets at most `batch` pairs at a time.
+    `after_level(levels so far)` is called after each length; True stops there (dfst's baselines
+    stop after a length with no exact answer, and save what they have as they go)."""
     task = get_task(task) if isinstance(task, str) else task
     cfg = ScoreConfig(tuple(digits), random, seed, hard, until_fail, budget, max_digits)
     if batch < 1:
         raise DfstError(f"batch must be >= 1, got {batch}")
-    return score_with(batched(predict, batch), task, cfg, system=system, on_progress=on_progress)
+    return score_with(batched(predict, batch), task, cfg, system=system, on_progress=on_progress,
+                      after_level=after_level)
 
 
 def batched(predict: Predict, batch: int) -> Answerer:
@@ -104,8 +109,9 @@ def _short(text: str) -> str:
 
 
 def score_with(answer: Answerer, task: Task, cfg: ScoreConfig, *, system: str, config: dict | None = None,
-               on_progress: Progress | None = None) -> Result:
-    """Every length of the ladder through `answer`; the Result with the set's hash and dfst's own time."""
+               on_progress: Progress | None = None, after_level: AfterLevel | None = None) -> Result:
+    """Every length of the ladder through `answer`, or up to the one after which `after_level` says
+    stop; the Result with the set's hash and dfst's own time."""
     check_memory(task, max(cfg.digits))
     instance_set, levels = InstanceSet(), []
     wall, cpu = time.perf_counter(), time.process_time()
@@ -118,6 +124,9 @@ def score_with(answer: Answerer, task: Task, cfg: ScoreConfig, *, system: str, c
         levels.append(score_level(answer, task, n, cfg, instance_set, on_progress))
         if cfg.until_fail and not levels[-1]["robust"]:
             stopped_by = "failure"
+            break
+        if after_level is not None and after_level(list(levels)):
+            stopped_by = "after_level"
             break
     details = {"instances_sha256": instance_set.sha256, "instance_count": instance_set.count,
                "hard_set": hard_set_version(task.name), "stopped_by": stopped_by,
