@@ -173,3 +173,40 @@ def test_a_task_starts_from_its_recipe_and_given_flags_win(capsys, tmp_path):
     assert "finetune=True" in err
     assert "samples=750" not in err  # given on the command line: the flag, not the recipe
 
+
+
+@pytest.mark.parametrize(("device", "message"), [("tpu", "unknown device 'tpu'"), ("cuda:x", "unknown device")])
+def test_an_unknown_device_is_one_line_before_any_file(capsys, tmp_path, device, message):
+    code, _, err = run(capsys, *TRAIN_ADD2, "--out", tmp_path / "run", "--iters", "2", "--device", device)
+    assert_one_line_error(code, err, message)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a CUDA device")
+def test_cuda_without_a_gpu_is_one_line_before_any_file(capsys, tmp_path):
+    code, _, err = run(capsys, *TRAIN_ADD2, "--out", tmp_path / "run", "--iters", "2", "--device", "cuda")
+    assert_one_line_error(code, err, "sees no CUDA device")
+    assert not (tmp_path / "run").exists()
+
+
+def test_minibatches_on_the_loops_device_are_the_cpus_rows(tmp_path):
+    """The loop moves the sequences to its device; their batches (mask included) are the same rows."""
+    from dfst.data import record_dataset
+    from dfst.tasks import get_task
+    from dfst.train.batches import Sequences, bucket_rows
+
+    seqs = Sequences.of(record_dataset(get_task("mult2"), 12, 3, seed=0))
+    moved = seqs.to(torch.device("cpu"))
+    rows = bucket_rows(0, 1, 5, moved.lengths)
+    for a, b in zip(seqs.batch(rows), moved.batch(rows), strict=True):
+        assert torch.equal(a, b)
+    assert int(moved.batch(rows)[3].sum()) == int(seqs.lengths[rows].sum())  # real steps only
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_training_fits_add2_as_the_cpu_does(capsys, tmp_path):
+    """On a GPU: the same run on cuda and on the CPU ends near the same loss (not bit for bit)."""
+    args = (*TRAIN_ADD2, *FAST, "--iters", "300")
+    cpu = run_json(capsys, *args, "--out", tmp_path / "cpu")
+    gpu = run_json(capsys, *args, "--out", tmp_path / "gpu", "--device", "cuda")
+    assert abs(gpu["final_loss"] - cpu["final_loss"]) < 0.1 * cpu["final_loss"] + 1e-3

@@ -47,6 +47,9 @@ def train_command(
     published: bool = typer.Option(False, "--published", help="The published recipe: identity init, no "
                                    "noise or normalisation, one run, no extraction (a flag that says "
                                    "otherwise is an error)."),
+    device: str = typer.Option("cpu", "--device", help="Where the training loop runs: cpu, cuda or "
+                               "cuda:N (fine-tuning, extraction and evaluation stay on the CPU; "
+                               "bit-identity holds on the CPU only)."),
     max_memory: str = MaxMemoryOption,
     as_json: bool = JsonOption,
     **options,
@@ -61,7 +64,10 @@ def train_command(
     """
     from dfst.data import check_dataset, load_dataset
     from dfst.train import train
+    from dfst.train.loop import training_device
     from dfst.train.rundir import check_out
+
+    training_device(device)  # an unknown or absent device: one line, before anything is written
 
     task = resolve_task(task_name, options.get("agent"))
     note_agent(task, as_json)
@@ -81,11 +87,11 @@ def train_command(
             print(f"{source} sets " + ", ".join(f"{k}={format_value(v)}" for k, v in values.items()),
                   file=sys.stderr)
     if until_certified:
-        return _until_certified(cfg, out, dataset, max_rounds, force, as_json)
+        return _until_certified(cfg, out, dataset, max_rounds, force, as_json, device)
     with _progress(as_json) as progress:
         bar = progress.add_task("", total=cfg.iters, loss="…", eval="")
         summary = train(cfg, out, data=dataset, resume=not force, command=command_line(cfg, out, data),
-                        progress=lambda record: _show(progress, bar, record))
+                        progress=lambda record: _show(progress, bar, record), device=device)
     if as_json:
         return print_json(summary | ({"set_by": set_by} if set_by else {}))
     _print_summary(summary, cfg.to_dict())
@@ -130,7 +136,8 @@ train_command.__signature__ = inspect.Signature(
     _FIXED[:_split] + [_option(f) for f in flat_fields() if f.metadata["flag"]] + _FIXED[_split:])
 
 
-def _until_certified(cfg, out: Path, dataset, max_rounds: int, force: bool, as_json: bool) -> int:
+def _until_certified(cfg, out: Path, dataset, max_rounds: int, force: bool, as_json: bool,
+                     device: str) -> int:
     """Rounds of train + certify; exit code 0 when certified, 1 when not (a check that fails)."""
     from dfst.train.cegis import own_rounds, train_until_certified
 
@@ -139,6 +146,7 @@ def _until_certified(cfg, out: Path, dataset, max_rounds: int, force: bool, as_j
     with _progress(as_json) as progress:
         bar = progress.add_task("", total=cfg.iters, loss="…", eval="")
         report = train_until_certified(cfg, out, max_rounds=max_rounds, data=dataset, force=force,
+                                       device=device,
                                        command=command_line(cfg, out) + " --until-certified",
                                        progress=lambda record: progress.update(
                                            bar, completed=record["iteration"], loss=f"{record['loss']:.3g}"))

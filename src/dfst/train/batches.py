@@ -47,12 +47,16 @@ class Sequences:
     def __len__(self) -> int:
         return len(self.lengths)
 
+    def to(self, device: torch.device) -> Sequences:
+        """The same sequences on `device` (the training loop's)."""
+        return Sequences(*(t.to(device) for t in (self.reads, self.writes, self.moves, self.lengths)))
+
     def batch(self, rows: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
         """(reads, writes, moves, mask) of the given rows (None = all), cut to their longest length."""
         tensors = (self.reads, self.writes, self.moves, self.lengths)
         reads, writes, moves, lengths = tensors if rows is None else (t[rows] for t in tensors)
         T = int(lengths.max())
-        mask = torch.arange(T) < lengths[:, None]  # (b, T), True on real steps
+        mask = torch.arange(T, device=lengths.device) < lengths[:, None]  # (b, T), True on real steps
         return reads[:, :T], writes[:, :T], moves[:, :T], mask
 
 
@@ -65,7 +69,8 @@ def batch_rows(seed: int, iteration: int, batch: int, count: int) -> torch.Tenso
 
 
 def step_noise(seed: int, iteration: int, sigma: float, shape: tuple[int, ...]) -> torch.Tensor | None:
-    """σ·N(0, 1) noise for the teacher-forced states of an iteration; None when σ = 0."""
+    """σ·N(0, 1) noise for the teacher-forced states of an iteration, drawn on the CPU (the same bits
+    on every device); None when σ = 0."""
     if sigma == 0:
         return None
     torch_seed = int(np.random.SeedSequence([seed, iteration, 1]).generate_state(1, np.uint64)[0] >> 1)
@@ -79,6 +84,6 @@ def bucket_rows(seed: int, iteration: int, batch: int, lengths: torch.Tensor) ->
     count = len(lengths)
     if batch == 0 or batch >= count:
         return None
-    order = torch.from_numpy(np.argsort(lengths.numpy(), kind="stable"))
+    order = torch.from_numpy(np.argsort(lengths.cpu().numpy(), kind="stable"))
     start = int(np.random.default_rng([seed, iteration, 2]).integers(0, count - batch + 1))
     return order[start:start + batch]

@@ -57,7 +57,7 @@ def certify_run(run: Path, summary: dict, task: Task) -> tuple[str, dict]:
 
 def train_until_certified(cfg: TrainConfig, out: str | Path, *, max_rounds: int = 5,
                           data: PtoDataset | None = None, progress: Callable[[dict], None] | None = None,
-                          command: str | None = None, force: bool = False) -> dict:
+                          command: str | None = None, force: bool = False, device: str = "cpu") -> dict:
     """Rounds of train + certify; returns {"certified", "samples", "rounds", "model"}. With `force`,
     the rounds of an earlier loop in `out` are removed first (`own_rounds`: nothing else is)."""
     task, out = resolve_task(cfg.task, cfg.agent), Path(out)
@@ -68,7 +68,7 @@ def train_until_certified(cfg: TrainConfig, out: str | Path, *, max_rounds: int 
     with run_lock(out, command or "dfst train --until-certified"):
         if force:
             remove_rounds(out, command or "dfst train --until-certified --force")
-        rounds = _rounds(cfg, out, task, data, max_rounds, progress, command)
+        rounds = _rounds(cfg, out, task, data, max_rounds, progress, command, device)
         report = {"certified": rounds[-1]["verdict"] == "CERTIFIED", "samples": rounds[-1]["samples"],
                   "model": rounds[-1]["model"], "rounds": rounds}
         write_atomic(out / ROUNDS_FILE, (json.dumps(report, indent=1) + "\n").encode())
@@ -76,11 +76,11 @@ def train_until_certified(cfg: TrainConfig, out: str | Path, *, max_rounds: int 
 
 
 def _rounds(cfg: TrainConfig, out: Path, task: Task, data: PtoDataset, max_rounds: int,
-            progress: Callable[[dict], None] | None, command: str | None) -> list[dict]:
+            progress: Callable[[dict], None] | None, command: str | None, device: str) -> list[dict]:
     rounds: list[dict] = []
     for r in range(max_rounds):
         run = out / f"round{r}"
-        summary = train(cfg, run, data=data, resume=True, progress=progress, command=command)
+        summary = train(cfg, run, data=data, resume=True, progress=progress, command=command, device=device)
         which, verdict = certify_run(run, summary, task)
         instance = (verdict.get("counterexample") or {}).get("instance")
         rounds.append({"round": r, "samples": data.samples, "model": str(run / which),

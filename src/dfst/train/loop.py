@@ -17,6 +17,7 @@ killed at any point and resumed ends with the weights of an uninterrupted run.
 from __future__ import annotations
 
 import math
+import re
 import shlex
 import sys
 import time
@@ -83,6 +84,19 @@ def deterministic(threads: int):
         torch.use_deterministic_algorithms(old[1])
 
 
+def training_device(name: str) -> torch.device:
+    """The torch device called `name` (cpu, cuda, cuda:N), checked to exist: a one-line DfstError
+    otherwise, before any file is written."""
+    if name != "cpu" and not re.fullmatch(r"cuda(:\d+)?", name):
+        raise DfstError(f"unknown device {name!r}: give cpu, cuda or cuda:N")
+    if name != "cpu" and not torch.cuda.is_available():
+        raise DfstError(f"device {name}: torch {torch.__version__} sees no CUDA device here (use cpu)")
+    device = torch.device(name)
+    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+        raise DfstError(f"device {name}: torch sees {torch.cuda.device_count()} CUDA device(s)")
+    return device
+
+
 # ----------------------------------------------------------------------------- the loop
 
 
@@ -93,14 +107,19 @@ def training_data(cfg: TrainConfig, task: Task | None = None) -> PtoDataset:
 
 
 def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = None, resume: bool = True,
-          progress: Callable[[dict], None] | None = None, command: str | None = None) -> dict:
+          progress: Callable[[dict], None] | None = None, command: str | None = None,
+          device: str = "cpu") -> dict:
     """Train, writing the run to `out_dir`; returns the summary (also in out_dir/summary.json).
 
     `data` replaces the sampled training set. With `resume`, a run already in `out_dir` (same
     config, same data) continues from its last checkpoint, or returns its summary if finished;
     without it, the old run's files are removed first. `progress(record)` is called after every
     iteration with the iteration's record (iteration, iters, loss, lr, seconds, eval if evaluated).
+    `device` ("cpu", "cuda", "cuda:N") runs the loop's forward and backward passes there; the noise
+    and batches are drawn on the CPU, and extraction, evaluation and fine-tuning stay there. It is not
+    part of the config: a run may resume on another device (bit-identity holds on the CPU only).
     """
+    torch_device = training_device(device)
     cpu_start = time.process_time()
     task = resolve_task(cfg.task, cfg.agent)
     data = training_data(cfg, task) if data is None else data
@@ -118,7 +137,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
         if finished is not None and (not cfg.finetune or "finetune" in finished):
             return finished
         summary = finished or _train_loop(cfg, task, out, data, run_info, resume=resume, progress=progress,
-                                          cpu_start=cpu_start)
+                                          cpu_start=cpu_start, device=torch_device)
         if not cfg.finetune:
             return summary
         from dfst.train.tuning import finetune_phase
@@ -127,7 +146,8 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
 
 
 def _train_loop(cfg: TrainConfig, task: Task, out: Path, data: PtoDataset, run_info: dict, *,
-                resume: bool, progress: Callable[[dict], None] | None, cpu_start: float) -> dict:
+                resume: bool, progress: Callable[[dict], None] | None, cpu_start: float,
+                device: torch.device) -> dict:
     """The loop of `train` in the prepared (and locked) run directory `out`; `task` is `cfg`'s (with
     its --agent)."""
     k, d = run_info["model"]["k"], run_info["model"]["d"]
@@ -138,7 +158,7 @@ def _train_loop(cfg: TrainConfig, task: Task, out: Path, data: PtoDataset, run_i
         record_paths(out, DATA_FILE)  # a kill before this: resume checks it against config.json
     with deterministic(cfg.threads):
         model = Population([INITS[cfg.init](DFSTConfig(k, d, task.name), restart_seed(cfg.seed, r))
-                            for r in range(cfg.restarts)])
+                            for r in range(cfg.restarts)]).to(device)
         optimizer = torch.optim.Adam(model.parameters(), lr=cfg.lr, foreach=False)
         state = (load_train_state(out / STATE_FILE, model, optimizer) if resume else None) or {}
         start = done = state.get("iteration", 0)
@@ -150,7 +170,7 @@ def _train_loop(cfg: TrainConfig, task: Task, out: Path, data: PtoDataset, run_i
             return round(cpu_before + time.process_time() - cpu_start, 3)
 
         truncate_metrics(out / METRICS_FILE, start)
-        seqs = Sequences.of(data)
+        seqs = Sequences.of(data).to(device)
 
         def checkpoint(iteration: int, seconds: float) -> None:
             save_run_state(out, model, optimizer,
@@ -169,6 +189,7 @@ def _train_loop(cfg: TrainConfig, task: Task, out: Path, data: PtoDataset, run_i
                 group["lr"] = lr
             # forward: teacher-forced scores from the scanned hidden states, then the loss
             noise = step_noise(cfg.seed, it, sigma, (cfg.restarts, *reads.shape, d))
+            noise = None if noise is None else noise.to(device)
             symbol_scores, move_scores, h = scores(model, reads, mask, noise, cfg)
             losses = LOSSES[cfg.loss](symbol_scores, move_scores, writes, moves, mask)  # (R,)
             total = objective(losses, model, h, mask, it - 1, cfg)

@@ -31,7 +31,7 @@ def restart_seed(seed: int, restart: int) -> int:
 def clean_losses(model: Population, seqs: Sequences, cfg: TrainConfig, chunk: int = 256) -> torch.Tensor:
     """Each restart's noise-free loss over every training PTO, `chunk` PTOs at a time (10,000 mult10
     PTOs at once would need gigabytes of scores)."""
-    total, steps = torch.zeros(model.size), 0
+    total, steps = torch.zeros(model.size, device=model.A.device), 0
     with torch.no_grad():
         for start in range(0, len(seqs), chunk):
             reads, writes, moves, mask = seqs.batch(torch.arange(start, min(start + chunk, len(seqs))))
