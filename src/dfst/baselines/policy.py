@@ -39,7 +39,11 @@ NAMES = {"lstm": "LSTM", "gru": "GRU", "transformer": "Transformer"}
 COST_POWER = {"lstm": 1, "gru": 1, "transformer": 2}  # evaluation time ~ (step bound) ** power
 COMMON: dict = {
     "size": "small",        # small: about the DFST's parameters for the task; large: width 128
-    "steps": 1000,          # Adam steps
+    # Adam steps, set once on add2 seed 0 (the only tuning; the same for every task, seed and size):
+    # 1,000 left the small LSTM at 99.4% of the training PTOs' steps teacher-forced; with 2,000 the
+    # LSTM and GRU (small and large) and the large transformer predict 100% of them. The small
+    # transformer (width 6) stays at 97.7% with 2,000 or 4,000 (98.3% at lr 1e-2): its width, not steps.
+    "steps": 2000,
     "batch": 32,            # PTOs per step (0, or more than the recipe has: all of them)
     "lr": 3e-3,
     "clip": 1.0,
