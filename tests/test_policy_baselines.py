@@ -145,3 +145,16 @@ def test_the_cli_stores_a_result_that_dfst_table_shows(capsys, tmp_path):
     assert shown["system"] == "Transformer policy (small)" and out.is_file()
     rows = run_json(capsys, "table", "--results", tmp_path / "results")
     assert [(row["system"], row["task"]) for row in rows] == [("Transformer policy (small)", "add2")]
+
+
+def test_small_and_large_are_two_rows_of_dfst_table(capsys, tmp_path):
+    """The sizes are stored side by side (the large one under its own --out name) and shown as two
+    rows, each with the DFST recipe's samples."""
+    for size, name in (("small", "lstm-policy-add2-s0.json"), ("large", "lstm-policy-large-add2-s0.json")):
+        run_json(capsys, "baseline", "lstm-policy", "add2", "--out", tmp_path / name, "--no-progress",
+                 "--config", f"size={size}",
+                 *(arg for key, value in TINY.items() for arg in ("--config", f"{key}={value}")))
+    rows = run_json(capsys, "table", "--results", tmp_path)
+    samples = recipe("add2", 0).samples
+    assert [(row["system"], row["samples"]) for row in rows] == [
+        ("LSTM policy (large)", samples), ("LSTM policy (small)", samples)]
