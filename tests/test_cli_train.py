@@ -175,7 +175,8 @@ def test_a_task_starts_from_its_recipe_and_given_flags_win(capsys, tmp_path):
 
 
 
-@pytest.mark.parametrize(("device", "message"), [("tpu", "unknown device 'tpu'"), ("cuda:x", "unknown device")])
+@pytest.mark.parametrize(("device", "message"),
+                         [("tpu", "unknown device 'tpu'"), ("cuda:x", "unknown device")])
 def test_an_unknown_device_is_one_line_before_any_file(capsys, tmp_path, device, message):
     code, _, err = run(capsys, *TRAIN_ADD2, "--out", tmp_path / "run", "--iters", "2", "--device", device)
     assert_one_line_error(code, err, message)
