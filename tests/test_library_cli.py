@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from tests.cli_helpers import assert_one_line_error, run, run_json
+
+from cli_helpers import assert_one_line_error, run, run_json
 
 
 def test_list_names_every_program(capsys):

@@ -9,8 +9,8 @@ import random
 
 import pytest
 import torch
-from tests.cli_helpers import assert_one_line_error, run
 
+from cli_helpers import assert_one_line_error, run
 from dfst.baselines.library_model import CANDIDATES, discrete_answer, soft_answer_bits
 from dfst.library.circuits import ripple_sub
 from dfst.library.experiment import DepthConfig, RoutedFib, run_depth
