@@ -108,3 +108,29 @@ def test_ops_experiment_command_writes_both_arms(tmp_path, capsys):
 def test_unknown_experiment_is_one_line_error(capsys):
     code, _, err = run(capsys, "library", "experiment", "nope")
     assert_one_line_error(code, err, "no library experiment 'nope'")
+
+
+def test_sort2_candidates_on_the_machine_and_interpreter_match_python():
+    from dfst.baselines.library_model import SORT2, SORT_CANDIDATES, run_on_interpreter, soft_answer
+
+    rng = random.Random(3)
+    strings = [format(rng.randrange(1 << k), f"0{k}b") for k in (1, 2, 3) for _ in range(4)]
+    pairs = [Instance(s, "") for s in strings]
+    for name, order in (("insertion-sort", False), ("sort-descending", True)):
+        soft = soft_answer(SORT2, SORT_CANDIDATES[name], pairs, 3)
+        assert bool((soft.max(-1).values == 1).all())  # one-hot: the compiled program is exact
+        for row, s in enumerate(strings):
+            want = "".join(sorted(s, reverse=order))
+            assert "".join(str(int(v)) for v in soft[row, :len(s)].argmax(-1)) == want, (name, s)
+    wide = format(rng.getrandbits(200), "0200b")
+    got = run_on_interpreter(SORT2, SORT_CANDIDATES["insertion-sort"], Instance(wide, ""))
+    assert got == "0" * wide.count("0") + "1" * wide.count("1")
+
+
+def test_library_model_refuses_a_task_without_programs():
+    from dfst.baselines.library_model import run as run_library_model
+    from dfst.errors import DfstError
+    from dfst.tasks import get_task
+
+    with pytest.raises(DfstError, match="add2 and sort2 only"):
+        run_library_model(get_task("parity2"))

@@ -1,18 +1,23 @@
-"""The library-augmented model of seed 002 on add2: a trained selector over compiled programs.
+"""The library-augmented model of seed 002 on add2 and sort2: a trained selector over compiled programs.
 
 The model's only trainable part is the seed's selection layer: a softmax over library programs that
-take two binary numbers in memory (`dfst.library`'s add2, the column adder, and a distractor, the
-same loop that drops the carry). Every candidate runs on the differentiable machine (compiled,
-frozen) on the training pairs; the mixture of their answer bits, weighted by the selection, is
-trained by cross-entropy on the answers alone, until the chosen program holds `confidence` of the
-weight. Evaluation is the DFST's protocol (`evaluate_predictor`): the selected program runs on the
-discrete interpreter at every length. The exactness is the compiled program's, not learned: what
-is learned is which program to call (one choice of two), from `samples` answer-supervised pairs.
+take the task's input in memory. add2: `dfst.library`'s add2 (the column adder) and a distractor, the
+same loop that drops the carry; sort2: the library's insertion sort and a distractor, the same sort
+with the comparison reversed (descending). Every candidate runs on the differentiable machine
+(compiled, frozen) on the training pairs; the mixture of their answer cells, weighted by the
+selection, is trained by cross-entropy on the answers alone, until the chosen program holds
+`confidence` of the weight. Evaluation is the DFST's protocol (`evaluate_predictor`): the selected
+program runs on the discrete interpreter at every length (the soft machine's cost grows as base² ×
+steps, and both grow with the length: see docs/library.md). The exactness is the compiled program's,
+not learned: what is learned is which program to call (one choice of two), from `samples`
+answer-supervised pairs.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -22,24 +27,28 @@ from dfst.errors import DfstError
 from dfst.library import sources
 from dfst.library.assembler import assemble
 from dfst.library.execute import one_hot_state, run_soft
-from dfst.library.interpreter import initial_state, run_discrete
+from dfst.library.interpreter import DiscreteState, initial_state, run_discrete
 from dfst.library.isa import MachineConfig
 from dfst.library.machine import compile_program
 from dfst.tasks.base import Instance, Task
 
 DEFAULTS: dict = {
-    "max_train_digits": 3,    # operand bits in training (the soft machine needs base >= 3 * bits + 1)
+    "max_train_digits": 3,    # operand digits in training (the soft machine's base grows with them)
     "batch": 8,
     "lr": 0.1,
     "max_steps": 200,
     "confidence": 0.99,       # stop once the selected program holds this weight
-    "eval_digits": "10,100,1000,10000",
+    "eval_digits": "",        # the protocol's lengths; empty: the task's (LibraryTask.eval_digits)
     "random": 10,
 }
-# The distractor: the same loop with the carry left out of each column's sum (xor, carries lost).
+# add2's distractor: the same loop with the carry left out of each column's sum (xor, carries lost).
 DROP_CARRY = sources.ADD2.replace("add r4 r2 r4          # s = a_i + b_i + carry, 0..3",
                                   "copy r4 r4            # s = a_i + b_i (the carry dropped)")
+# sort2's distractor: the same insertion sort, comparing the other way round (descending).
+SORT_DESCENDING = sources.SORT.replace("lt r2 r5 r6           # key < mem[j - 1] ?",
+                                       "lt r5 r2 r6           # mem[j - 1] < key ?")
 CANDIDATES = {"add2": sources.ADD2, "drop-carry": DROP_CARRY}
+SORT_CANDIDATES = {"insertion-sort": sources.SORT, "sort-descending": SORT_DESCENDING}
 
 
 def _bits(digits: str, width: int) -> list[int]:
@@ -47,48 +56,101 @@ def _bits(digits: str, width: int) -> list[int]:
     return [(value >> i) & 1 for i in range(width)]
 
 
-def _machine(width: int, base: int) -> MachineConfig:
-    return MachineConfig(base, 8, 3 * width + 1, 16 * width + 12)
+@dataclass(frozen=True)
+class Layout:
+    """How one task's instances sit in the machine, and where the answer is read."""
+
+    config: Callable[[int], MachineConfig]                      # the machine for inputs of `width` digits
+    registers: Callable[[Instance, int], dict[int, int]]
+    memory: Callable[[Instance, int], list[int]]
+    answer_cells: Callable[[int], slice]                        # the answer's cells at `width`
+    target: Callable[[Instance, int], list[int]]                # Python's answer, cell by cell
+    read: Callable[[DiscreteState, Instance, int], str]         # the interpreter's answer, as the task's
+    width: Callable[[Instance], int]
+    eval_digits: str
 
 
-def soft_answer_bits(source: str, pairs: list[Instance], width: int) -> torch.Tensor:
-    """(B, width + 1, 2): the distribution of each answer bit after a soft run of `source`."""
-    config = _machine(width, max(3 * width + 1, 4))
+def _add2_config(width: int) -> MachineConfig:
+    return MachineConfig(max(3 * width + 1, 4), 8, 3 * width + 1, 16 * width + 12)
+
+
+def _add2_read(state: DiscreteState, instance: Instance, width: int) -> str:
+    return format(sum(bit << i for i, bit in enumerate(state.memory[2 * width:])), "b")
+
+
+ADD2 = Layout(
+    config=_add2_config, registers=lambda _, width: {0: width},
+    memory=lambda p, width: _bits(p.a, width) + _bits(p.b, width),
+    answer_cells=lambda width: slice(2 * width, 3 * width + 1),
+    target=lambda p, width: _bits(format(int(p.a, 2) + int(p.b, 2), "b"), width + 1),
+    read=_add2_read, width=lambda p: max(len(p.a), len(p.b), 1), eval_digits="10,100,1000,10000")
+
+# sort2: the string's symbols in cells 0..k-1, k in r0 (the sort indexes cells by value: base > k).
+SORT2 = Layout(
+    config=lambda width: MachineConfig(width + 1, 8, width, 14 * width * width + 10),
+    registers=lambda p, _: {0: len(p.a)}, memory=lambda p, _: [int(s) for s in p.a],
+    answer_cells=lambda width: slice(0, width),
+    target=lambda p, width: [0] * p.a.count("0") + [1] * p.a.count("1") + [0] * (width - len(p.a)),
+    read=lambda state, p, _: "".join(str(v) for v in state.memory[:len(p.a)]),
+    width=lambda p: len(p.a), eval_digits="10,100,1000")
+
+TASKS: dict[str, tuple[Layout, dict[str, str]]] = {"add2": (ADD2, CANDIDATES),
+                                                    "sort2": (SORT2, SORT_CANDIDATES)}
+
+
+def soft_answer(layout: Layout, source: str, pairs: list[Instance], width: int) -> torch.Tensor:
+    """(B, answer cells, 2): the distribution of each answer cell after a soft run of `source` on
+    `pairs`, every input padded to `width` digits (cells past an input's own are 0 in the target)."""
+    config = layout.config(width)
     code = assemble(source, config.registers)
     registers = torch.zeros(len(pairs), config.registers, dtype=torch.long)
-    registers[:, 0] = width
-    memory = torch.tensor([_bits(p.a, width) + _bits(p.b, width) + [0] * (width + 1) for p in pairs])
+    memory = torch.zeros(len(pairs), config.cells, dtype=torch.long)
+    for row, pair in enumerate(pairs):
+        for index, value in layout.registers(pair, width).items():
+            registers[row, index] = value
+        values = layout.memory(pair, width)
+        memory[row, :len(values)] = torch.tensor(values, dtype=torch.long)
     with torch.no_grad():
         final = run_soft(compile_program(code, config), one_hot_state(config, len(code), registers, memory),
                          config, prune=True)
-    return final.memory[:, 2 * width:, :2]
+    return final.memory[:, layout.answer_cells(width), :2]
+
+
+def soft_answer_bits(source: str, pairs: list[Instance], width: int) -> torch.Tensor:
+    """add2's (B, width + 1, 2): the distribution of each answer bit after a soft run of `source`."""
+    return soft_answer(ADD2, source, pairs, width)
+
+
+def run_on_interpreter(layout: Layout, source: str, instance: Instance) -> str:
+    """The program's answer on the interpreter, as the task writes it."""
+    width = layout.width(instance)
+    config = layout.config(width)
+    code = assemble(source, config.registers)
+    memory = dict(enumerate(layout.memory(instance, width)))
+    state = run_discrete(code, config, initial_state(config, layout.registers(instance, width), memory))
+    if not state.halted:
+        raise DfstError("the selected library program did not halt")
+    return layout.read(state, instance, width)
 
 
 def discrete_answer(source: str, instance: Instance) -> str:
-    """The program's answer on the interpreter, as a binary digit string (most significant first)."""
-    width = max(len(instance.a), len(instance.b), 1)
-    config = _machine(width, 3 * width + 1)
-    memory = dict(enumerate(_bits(instance.a, width) + _bits(instance.b, width)))
-    code = assemble(source, config.registers)
-    state = run_discrete(code, config, initial_state(config, {0: width}, memory))
-    if not state.halted:
-        raise DfstError("the selected library program did not halt")
-    total = sum(bit << i for i, bit in enumerate(state.memory[2 * width:]))
-    return format(total, "b")
+    """add2: the program's answer on the interpreter, binary, most significant first."""
+    return run_on_interpreter(ADD2, source, instance)
 
 
 def train_selector(task: Task, config: dict, seed: int) -> tuple[torch.Tensor, int, list[float]]:
-    """Selection logits trained on answers alone; the pairs seen, and the add2 weight per step."""
+    """Selection logits trained on answers alone; the pairs seen, and the top weight per step."""
+    layout, candidates = TASKS[task.name]
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    logits = torch.nn.Parameter(torch.zeros(len(CANDIDATES)))
+    logits = torch.nn.Parameter(torch.zeros(len(candidates)))
     optimiser = torch.optim.Adam([logits], lr=config["lr"])
-    names, seen, trace = list(CANDIDATES), 0, []
+    seen, trace, width = 0, [], config["max_train_digits"]
     for _ in range(config["max_steps"]):
-        pairs = sample_pairs(task, rng, config["batch"], config["max_train_digits"])
-        width = config["max_train_digits"]
-        outputs = torch.stack([soft_answer_bits(CANDIDATES[n], pairs, width) for n in names])  # (K,B,w+1,2)
-        target = torch.tensor([_bits(format(int(p.a, 2) + int(p.b, 2), "b"), width + 1) for p in pairs])
+        pairs = sample_pairs(task, rng, config["batch"], width)
+        outputs = torch.stack([soft_answer(layout, source, pairs, width)
+                               for source in candidates.values()])                    # (K, B, cells, 2)
+        target = torch.tensor([layout.target(p, width) for p in pairs])
         mixture = torch.einsum("k,kbwv->bwv", logits.softmax(0), outputs)
         loss = torch.nn.functional.nll_loss(mixture.clamp_min(1e-9).log().flatten(0, 1), target.flatten())
         optimiser.zero_grad()
@@ -102,23 +164,26 @@ def train_selector(task: Task, config: dict, seed: int) -> tuple[torch.Tensor, i
 
 
 def run(task: Task, *, seed: int = 0, config: dict | None = None, progress: bool = True) -> BaselineResult:
-    """Train the selector on `task` (add2 only) and score the selected program on the DFST protocol."""
-    if task.name != "add2":
-        raise DfstError("the library model has a compiled program for add2 only")
+    """Train the selector on `task` (add2 or sort2) and score the selected program on the DFST protocol."""
+    if task.name not in TASKS:
+        raise DfstError(f"the library model has compiled programs for {' and '.join(TASKS)} only")
+    layout, candidates = TASKS[task.name]
     config = merge_config(config or {}, DEFAULTS, "library-model")
+    config["eval_digits"] = str(config["eval_digits"] or layout.eval_digits)
     started = time.process_time()
     logits, seen, trace = train_selector(task, config, seed)
     seconds = time.process_time() - started
-    chosen = list(CANDIDATES)[int(logits.argmax())]
-    digits = [int(d) for d in str(config["eval_digits"]).split(",")]
-    scores = evaluate_predictor(task, lambda batch: [discrete_answer(CANDIDATES[chosen], i) for i in batch],
-                                digits, random=config["random"], seed=seed)
+    chosen = list(candidates)[int(logits.argmax())]
+    digits = [int(d) for d in config["eval_digits"].split(",")]
+    scores = evaluate_predictor(
+        task, lambda batch: [run_on_interpreter(layout, candidates[chosen], i) for i in batch],
+        digits, random=config["random"], seed=seed)
     return BaselineResult(
-        system="library model (seed 002)", task=task.name, seed=seed, samples=seen, params=len(CANDIDATES),
+        system="library model (seed 002)", task=task.name, seed=seed, samples=seen, params=len(candidates),
         max_train_digits=config["max_train_digits"], robust_lg=scores["robust_lg"],
         probabilistic_lg=scores["probabilistic_lg"], train_seconds=round(seconds, 3), hardware=hardware(),
         levels=scores["levels"], config=config,
         notes="a softmax selecting a compiled library program, trained on answers through the soft "
-              "machine; exactness is the compiled add2's, the learned part is the choice of program",
-        details={"selected": chosen, "selection": dict(zip(CANDIDATES, logits.softmax(0).tolist())),
+              f"machine; exactness is the compiled {chosen}'s, the learned part is the choice of program",
+        details={"selected": chosen, "selection": dict(zip(candidates, logits.softmax(0).tolist())),
                  "selection_trace": trace})

@@ -82,7 +82,9 @@ def torch_single_thread() -> None:
 @library_app.command("experiment")
 def library_experiment_command(
     name: str = typer.Argument(..., metavar="NAME", help="depth: seed 002's experiment (b), its Table 1; "
-                               "ops: its experiment (a), circuits vs tables (Figure 3)."),
+                               "ops: its experiment (a), circuits vs tables (Figure 3); "
+                               "llm: its experiment (c), a minimal LLaMA using the mod-n calculator "
+                               "(needs dfst[library-llm])."),
     base: int = typer.Option(128, "--base", help="128 or 256 in the seed."),
     depths: str = typer.Option("1,2,3,4,5,6", "--depths", help="Recursion depths."),
     epochs: int = typer.Option(30, "--epochs", help="Passes over the training pairs."),
@@ -92,6 +94,11 @@ def library_experiment_command(
     out: str = typer.Option("results/library", "--out", help="Directory for depth_b{BASE}[_values].json."),
     width: int = typer.Option(6, "--width", help="ops: operand bits in training (2..8)."),
     test_pairs: int = typer.Option(500, "--test-pairs", help="ops: random pairs per tested width."),
+    sentences: int = typer.Option(6000, "--sentences",
+                                  help="llm: sentences (70% to train; the seed had 45,151)."),
+    lr: float = typer.Option(0.01, "--lr", help="llm: AdamW's learning rate (the seed's 1e-2)."),
+    llama_dir: str = typer.Option("", "--llama-dir", help="llm: a LOCAL directory holding a pretrained "
+                                  "LLaMA and its tokenizer (never a hub name: nothing is downloaded)."),
     plot: str = typer.Option("", "--plot", help="The figure (default docs/img/library_NAME.png)."),
     force: bool = typer.Option(False, "--force", help="Replace dfst's own files of the same names."),
 ) -> None:
@@ -108,8 +115,13 @@ def library_experiment_command(
     if name == "ops":
         plot_path = Path(plot or "docs/img/library_ops.png")
         return _ops_experiment(width, epochs, test_pairs, Path(out), plot_path, force)
+    if name == "llm":
+        from dfst.library.llm import LlmConfig
+
+        config = LlmConfig(base=base, sentences=sentences, epochs=epochs, lr=lr, llama_dir=llama_dir)
+        return _llm_experiment(config, Path(out), Path(plot or "docs/img/library_llm.png"), force)
     if name != "depth":
-        raise DfstError(f"no library experiment {name!r}; choose depth or ops")
+        raise DfstError(f"no library experiment {name!r}; choose depth, ops or llm")
     suffix = "" if router == "slots" else f"_{router}"
     json_path = check_output_file(Path(out) / f"depth_b{base}{suffix}.json", force=force)
     plot_path = check_output_file(plot or "docs/img/library_depth.png", force=force)
@@ -145,3 +157,29 @@ def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: 
         console.print(f"{summary['arm']}: {summary['seeds_at_100']} of {summary['seeds']} seeds reach 100% "
                       f"(at epochs {summary['epochs_to_100']}); final test accuracy "
                       f"{summary['final_test_accuracy']}")
+
+
+def _llm_experiment(config, out, plot, force: bool) -> None:
+    """Experiment (c): results/library/llm.json (accuracy per epoch) and the figure."""
+    import json
+
+    from dfst.library.llm import run_llm
+    from dfst.library.llm_data import TEMPLATES
+    from dfst.library.plot import plot_llm
+    from dfst.outputs import check_output_file, write_atomic
+
+    if not 2 <= config.base <= 256 or config.epochs < 1:
+        raise DfstError("--base must be 2..256 and --epochs at least 1")
+    if not 10 <= config.sentences <= len(TEMPLATES) * config.base ** 2:
+        raise DfstError(f"--sentences must be 10..{len(TEMPLATES) * config.base ** 2} at base {config.base}")
+    json_path = check_output_file(out / "llm.json", force=force)
+    plot_path = check_output_file(plot, force=force)
+    torch_single_thread()
+
+    def progress(row: dict) -> None:
+        console.print(f"epoch {row['epoch']}: test {row['test_accuracy']}%, train {row['train_accuracy']}%, "
+                      f"{row['cpu_seconds']} CPU s")
+
+    result = run_llm(config, progress=progress)
+    write_atomic(json_path, (json.dumps(result, indent=1) + "\n").encode())
+    plot_llm(result, plot_path)

@@ -69,3 +69,27 @@ def _save(fig, path: Path) -> None:
     fig.savefig(buf, format=path.suffix.lstrip(".") or "png", metadata=plot_metadata(path.suffix))
     plt.close(fig)
     write_atomic(path, buf.getvalue())
+
+
+def plot_llm(result: dict, path: Path) -> Path:
+    """Experiment (c): test (and train) accuracy against epochs, with the seed's two reported points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    history = result["history"]
+    epochs = [h["epoch"] for h in history]
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    ax.plot(epochs, [h["test_accuracy"] for h in history], "-", label="dfst, test")
+    ax.plot(epochs, [h["train_accuracy"] for h in history], ":", label="dfst, train")
+    seed = result["seed"]
+    ax.plot([62, 132], [seed["accuracy_at_62"], seed["accuracy_at_132"]], "s", alpha=0.7,
+            label=f"seed 002, test ({seed['sentences']:,} sentences)")
+    config = result["config"]
+    ax.set(xlabel="epoch", ylabel="accuracy (%)", ylim=(-2, 102),
+           title=f"minimal LLaMA + mod-{config['base']} calculator, {config['sentences']:,} sentences")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    _save(fig, path)
+    return path

@@ -1,0 +1,85 @@
+"""Experiment (c): the sentences against Python's arithmetic, the calculator on the machine against
+Python, one tiny training epoch, and a LLaMA read from a local directory (never a hub name)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from tests.cli_helpers import assert_one_line_error, run
+
+from dfst.errors import DfstError
+from dfst.library.llm_data import OPERATIONS, WordTokenizer, make_problems
+
+transformers = pytest.importorskip("transformers")
+
+from dfst.library.llm import Calculator, LlmConfig, local_llama, run_llm  # noqa: E402
+
+
+def _operands_from_text(text: str) -> tuple[int, int]:
+    """The two numbers as the sentence orders them: `subtract B from A` and `take B away from A`
+    name the second operand first."""
+    x, y = (int(w) for w in text.split() if w.isdigit())
+    return (y, x) if text.startswith(("subtract", "take")) else (x, y)
+
+
+def test_sentences_ask_what_python_computes():
+    base = 16
+    python = {"add": lambda a, b: (a + b) % base, "sub": lambda a, b: (a - b) % base,
+              "mul": lambda a, b: (a * b) % base}
+    problems = make_problems(300, base, seed=1)
+    assert len({p.text for p in problems}) == 300
+    for p in problems:
+        a, b = _operands_from_text(p.text)
+        assert (a, b) == (p.a, p.b) and p.answer == python[OPERATIONS[p.op]](a, b), p.text
+    ids, last = WordTokenizer(base).encode([p.text for p in problems[:5]])
+    assert [len(p.text.split()) - 1 for p in problems[:5]] == last and len({len(r) for r in ids}) == 1
+
+
+def test_calculator_on_the_machine_answers_like_python():
+    base = 8
+    calculator = Calculator(base)
+    a, b = torch.cartesian_prod(torch.arange(base), torch.arange(base)).T
+    one_hot = torch.nn.functional.one_hot
+    for index, op in enumerate(OPERATIONS):
+        select = one_hot(torch.full_like(a, index), len(OPERATIONS)).float()
+        got = calculator(select, one_hot(a, base).float(), one_hot(b, base).float()).argmax(-1)
+        want = [{"add": x + y, "sub": x - y, "mul": x * y}[op] % base for x, y in zip(a.tolist(), b.tolist())]
+        assert got.tolist() == want, op
+
+
+def test_one_epoch_of_the_tiny_llama_runs_and_records_its_history():
+    result = run_llm(LlmConfig(base=8, sentences=40, epochs=1, hidden=32, intermediate=64))
+    assert result["train_sentences"] == 28 and len(result["history"]) == 1
+    assert 0 <= result["history"][0]["test_accuracy"] <= 100
+
+
+def test_a_hub_name_is_refused_and_a_local_directory_is_read(tmp_path):
+    with pytest.raises(DfstError, match="not a local directory"):
+        local_llama("meta-llama/Llama-3.2-1B")
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = WordTokenizer(8).vocab
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<pad>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    transformers.PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>").save_pretrained(tmp_path)
+    config = transformers.LlamaConfig(vocab_size=len(words), hidden_size=32, num_attention_heads=4,
+                                      num_key_value_heads=2, num_hidden_layers=1, intermediate_size=64)
+    transformers.LlamaModel(config).save_pretrained(tmp_path)
+    result = run_llm(LlmConfig(base=8, sentences=20, epochs=1, llama_dir=str(tmp_path)))
+    assert len(result["history"]) == 1
+
+
+def test_llm_command_writes_json_and_figure(tmp_path, capsys):
+    code, out, _ = run(capsys, "library", "experiment", "llm", "--base", "8", "--sentences", "30", "--epochs",
+                       "1", "--out", str(tmp_path), "--plot", str(tmp_path / "llm.png"))
+    result = json.loads((tmp_path / "llm.json").read_text())
+    assert code == 0 and result["config"]["base"] == 8 and "epoch 1" in out
+    assert (tmp_path / "llm.png").stat().st_size > 0
+
+
+def test_llm_command_refuses_a_hub_name(tmp_path, capsys):
+    code, _, err = run(capsys, "library", "experiment", "llm", "--base", "8", "--sentences", "30",
+                       "--llama-dir", "meta-llama/Llama-3.2-1B", "--out", str(tmp_path))
+    assert_one_line_error(code, err, "not a local directory")
