@@ -7,8 +7,8 @@ import json
 
 import pytest
 import torch
-from tests.cli_helpers import assert_one_line_error, run
 
+from cli_helpers import assert_one_line_error, run
 from dfst.errors import DfstError
 from dfst.library.llm_data import OPERATIONS, WordTokenizer, make_problems
 
