@@ -67,13 +67,20 @@ def tiny_llama(config: LlmConfig, vocab: int):
     return transformers.LlamaModel(llama)
 
 
-def local_llama(directory: str):
-    """A pretrained LLaMA and its tokenizer from a local directory (config.json and weights in it);
-    a hub name or a missing path is refused: nothing is downloaded. Not testable here (no weights)."""
+def check_llama_dir(directory: str) -> Path:
+    """`directory` as a path, if it is a local directory with a config.json; else a one-line DfstError
+    (a hub name such as meta-llama/Llama-3.2-1B is refused: nothing is ever downloaded)."""
     path = Path(directory)
     if not (path.is_dir() and (path / "config.json").is_file()):
         raise DfstError(f"--llama-dir {directory!r} is not a local directory with a config.json "
                         "(hub names are refused: nothing is downloaded)")
+    return path
+
+
+def local_llama(directory: str):
+    """A pretrained LLaMA and its tokenizer from a local directory (config.json and weights in it);
+    a hub name or a missing path is refused: nothing is downloaded. Not testable here (no weights)."""
+    path = check_llama_dir(directory)
     transformers = _require_transformers()
     model = transformers.LlamaModel.from_pretrained(str(path), local_files_only=True)
     tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
