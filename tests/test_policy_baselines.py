@@ -147,14 +147,16 @@ def test_the_cli_stores_a_result_that_dfst_table_shows(capsys, tmp_path):
     assert [(row["system"], row["task"]) for row in rows] == [("Transformer policy (small)", "add2")]
 
 
-def test_small_and_large_are_two_rows_of_dfst_table(capsys, tmp_path):
-    """The sizes are stored side by side (the large one under its own --out name) and shown as two
-    rows, each with the DFST recipe's samples."""
-    for size, name in (("small", "lstm-policy-add2-s0.json"), ("large", "lstm-policy-large-add2-s0.json")):
-        run_json(capsys, "baseline", "lstm-policy", "add2", "--out", tmp_path / name, "--no-progress",
-                 "--config", f"size={size}",
+def test_small_and_large_are_two_rows_of_dfst_table(capsys, tmp_path, monkeypatch):
+    """The sizes are stored side by side by default (the large one under a name of its own) and shown
+    as two rows, each with the DFST recipe's samples."""
+    monkeypatch.chdir(tmp_path)
+    for size in ("small", "large"):
+        run_json(capsys, "baseline", "lstm-policy", "add2", "--no-progress", "--config", f"size={size}",
                  *(arg for key, value in TINY.items() for arg in ("--config", f"{key}={value}")))
-    rows = run_json(capsys, "table", "--results", tmp_path)
+    assert sorted(p.name for p in (tmp_path / "results" / "baselines").iterdir()) == [
+        "lstm-policy-add2-s0.json", "lstm-policy-large-add2-s0.json"]
+    rows = run_json(capsys, "table", "--results", tmp_path / "results")
     samples = recipe("add2", 0).samples
     assert [(row["system"], row["samples"]) for row in rows] == [
         ("LSTM policy (large)", samples), ("LSTM policy (small)", samples)]

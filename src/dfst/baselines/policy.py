@@ -12,8 +12,8 @@ the first length with no exact answer, before a length predicted to end past `ev
 the last length's time, linear in the step bound for the recurrent models, quadratic for the
 transformer), and, for the transformer, before a length whose step bound exceeds `max_context` (its
 KV cache). `details.stopped_by` says which. Sizes: `dfst.baselines.policy_models`; the system is
-"LSTM policy (small)" or "(large)", two rows of `dfst table`, so store the large one under its own
-name (`--out results/baselines/lstm-policy-large-add2-s0.json`). Results: docs/baselines.md.
+"LSTM policy (small)" or "(large)", two rows of `dfst table`; `dfst baseline` stores the large one
+under its own name (results/baselines/lstm-policy-large-add2-s0.json). Results: docs/baselines.md.
 """
 
 from __future__ import annotations

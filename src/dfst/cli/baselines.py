@@ -19,7 +19,8 @@ def baseline_command(
     config: list[str] = typer.Option([], "--config", help="KEY=VALUE overriding the baseline's defaults "
                                      "(repeatable; the value takes the default's type)."),
     out: Path = typer.Option(None, "--out",
-                             help="Result file (default results/baselines/NAME-TASK-sSEED.json)."),
+                             help="Result file (default results/baselines/NAME-TASK-sSEED.json; a "
+                             "policy with size=large: NAME-large-TASK-sSEED.json)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing result file."),
     as_json: bool = JsonOption,
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress output."),
@@ -32,7 +33,9 @@ def baseline_command(
     side = baselines.side_task(name, task_name) is not None  # e.g. the NTM's own copy task
     task = task_name if side else baselines.baseline_task(name, task_name).name
     overrides = baselines.parse_config(config, baselines.baseline_defaults(name, task_name))
-    path = out or default_path(name, task, seed)
+    # a policy's two sizes are two rows of `dfst table`: the large one gets a file of its own
+    stored_name = f"{name}-large" if overrides.get("size") == "large" else name
+    path = out or default_path(stored_name, task, seed)
     if path.parent.is_dir():
         check_output_file(path, force=force)  # before the work, not after it
     if side:
