@@ -188,6 +188,8 @@ def run_llm(config: LlmConfig, progress=None) -> dict:
         if progress:
             progress(history[-1])
     params = sum(p.numel() for p in model.backbone.parameters())
-    return {"config": asdict(config), "train_sentences": cut, "test_sentences": len(problems) - cut,
+    # the format marks the file as dfst's, so that --force may replace it
+    return {"format": "dfst-library-llm", "config": asdict(config), "train_sentences": cut,
+            "test_sentences": len(problems) - cut,
             "vocabulary": len(tokenizer.vocab), "backbone_params": params, "history": history,
             "seed": SEED_RESULT}
