@@ -16,6 +16,7 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from dfst import __version__
@@ -137,6 +138,14 @@ def _is_dfst_zip(path: Path) -> bool:
 
 def write_atomic(path: str | Path, data: bytes) -> None:
     """Write all of `data` to `path` or nothing at all; never through or over a link or special file."""
+    write_chunks_atomic(path, (data,))
+
+
+def write_chunks_atomic(path: str | Path, chunks: Iterable[bytes], *, replace: bool = True) -> None:
+    """Write the chunks, as they come, to `path` or nothing at all (a temporary file beside it, then
+    its name): a stream of gigabytes never sits in memory. With `replace=False` a file that appeared
+    at `path` meanwhile is left alone (a hard link never lands on an existing name; where links are
+    not supported, a rename)."""
     path = Path(path)
     refuse_special(path)
     try:
@@ -146,14 +155,28 @@ def write_atomic(path: str | Path, data: bytes) -> None:
         raise DfstError(f"cannot write {path}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for chunk in chunks:
+                f.write(chunk)
             f.flush()
             os.fsync(f.fileno())  # the rename must not land before the bytes do
         os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            _place_new(tmp, path)
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
         raise DfstError(f"cannot write {path}: {exc.strerror}") from None
+    finally:
+        Path(tmp).unlink(missing_ok=True)  # gone already once it has its name
+
+
+def _place_new(tmp: str, path: Path) -> None:
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise DfstError(f"output file {path} appeared while it was written; it was left alone") from None
+    except OSError:
+        os.replace(tmp, path)
 
 
 def append_text(path: Path, text: str) -> None:

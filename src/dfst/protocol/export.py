@@ -2,18 +2,17 @@
 
 The file is the requests `dfst score --cmd` would send, in order (`{"id": 7, "a": "987", "b": "45"}`),
 so a model can read it as it would read dfst's pipe, and `sha256sum FILE` is the set's hash. It is
-written as it is drawn (a temporary file beside the target, then a rename), so a set of gigabytes
-never sits in memory and a crash leaves no half file. An existing path is never replaced.
+written as it is drawn (`dfst.outputs.write_chunks_atomic`: a temporary file beside the target, then
+its name), so a set of gigabytes never sits in memory and a crash leaves no half file. An existing
+path is never replaced.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 from dfst.errors import DfstError
-from dfst.outputs import check_parent, file_kind, refuse_special
+from dfst.outputs import check_parent, file_kind, refuse_special, write_chunks_atomic
 from dfst.protocol.instances import InstanceSet, level_stream
 from dfst.protocol.scorer import ScoreConfig, check_memory
 from dfst.tasks import Task
@@ -28,21 +27,9 @@ def write_instances(task: Task, cfg: ScoreConfig, path: str | Path) -> tuple[str
     check_new_file(path)
     check_memory(task, max(cfg.digits))
     instance_set = InstanceSet()
-    fd, tmp = _temporary(path)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for n in cfg.ladder:
-                stream = level_stream(task, n, random=cfg.random, seed=cfg.seed, hard=cfg.hard)
-                for request in instance_set.number(stream):
-                    f.write(request.line)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        _place(tmp, path)
-    except OSError as exc:
-        raise DfstError(f"cannot write {path}: {exc.strerror}") from None
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    lines = (request.line for n in cfg.ladder for request in instance_set.number(
+        level_stream(task, n, random=cfg.random, seed=cfg.seed, hard=cfg.hard)))
+    write_chunks_atomic(path, lines, replace=False)
     return instance_set.sha256, instance_set.count
 
 
@@ -53,21 +40,3 @@ def check_new_file(path: Path) -> None:
         raise DfstError(f"output file {path} already exists (remove it or choose another path)")
     check_parent(path)
 
-
-def _temporary(path: Path) -> tuple[int, str]:
-    try:
-        return tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", prefix=f".{path.name}.",
-                                suffix=".tmp")
-    except OSError as exc:
-        raise DfstError(f"cannot write {path}: {exc.strerror}") from None
-
-
-def _place(tmp: str, path: Path) -> None:
-    """Give the finished file its name, never over a file that appeared meanwhile (a hard link fails
-    on an existing name; where links are not supported, a rename)."""
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        raise DfstError(f"output file {path} appeared while the set was written; it was left alone") from None
-    except OSError:
-        os.replace(tmp, path)
