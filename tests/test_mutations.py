@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 
-from cli_helpers import run_json
+from cli_helpers import assert_one_line_error, run, run_json
 from dfst.mutations import Mutant, judge, kills, mutants, protocol_kill, search_instances
 from dfst.tasks import TASKS
 from dfst.tasks.base import Instance
@@ -47,3 +47,28 @@ def test_the_add2_protocol_kills_every_killable_mutant(capsys):
     assert report["mutants"] == 258 and report["blind spot"] == 0 and report["score"] == 1.0
     assert report["killed"] + report["equivalent"] + report["unknown"] == 258
     assert all(s["status"] != "killed" for s in report["survivors"])
+
+
+def test_workers_give_the_same_verdicts_as_one_process():
+    from dfst.mutations import mutation_report
+
+    task = TASKS["parity2"]
+    alone, side_by_side = mutation_report(task), mutation_report(task, workers=2)
+    for report in (alone, side_by_side):
+        report.pop("cpu_seconds"), report.pop("workers")
+    assert alone == side_by_side and alone["mutants"] == len(mutants(task.agent))
+
+
+def test_workers_below_one_is_refused(capsys):
+    code, _, err = run(capsys, "bench", "mutations", "parity2", "--workers", "0")
+    assert_one_line_error(code, err, "--workers must be >= 1")
+
+
+def test_an_agents_lookup_tables_are_built_once_and_read_only():
+    import numpy as np
+    import pytest
+
+    first, again = ADD2.agent.tables(), ADD2.agent.tables()
+    assert all(a is b for a, b in zip(first, again))
+    with pytest.raises(ValueError):
+        first[0][0, 0] = np.int32(1)  # shared by every run of the agent: nobody may write them

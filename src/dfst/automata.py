@@ -16,6 +16,7 @@ JSON schema (version 1), human-readable and written with sorted, stable rule ord
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -88,7 +89,12 @@ class Transducer:
         return self.rules.get((state, read))
 
     def tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Integer lookup tables (next state, written symbol, move), each d×k, -1 where no rule."""
+        """Integer lookup tables (next state, written symbol, move), each d×k, -1 where no rule;
+        built once per agent (every run of a rollout reads them) and read-only, since shared."""
+        return self._tables
+
+    @functools.cached_property
+    def _tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         state_ix = {q: i for i, q in enumerate(self.states)}
         symbol_ix = {s: i for i, s in enumerate(self.alphabet)}
         nxt = np.full((self.d, self.k), -1, dtype=np.int32)
@@ -97,6 +103,8 @@ class Transducer:
         for (q, s), r in self.rules.items():
             i, j = state_ix[q], symbol_ix[s]
             nxt[i, j], wrt[i, j], mov[i, j] = state_ix[r.next], symbol_ix[r.write], MOVE_INDEX[r.move]
+        for table in (nxt, wrt, mov):
+            table.setflags(write=False)
         return nxt, wrt, mov
 
     def to_dict(self) -> dict:

@@ -20,13 +20,15 @@ The mutation score is killed / (killed + blind spots); equivalent mutants do not
 from __future__ import annotations
 
 import functools
+import multiprocessing
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from dfst.automata import HALT_MOVE, Rule, Transducer, make_transducer
+from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, level_instances
 from dfst.tasks.base import Instance, Task
 from dfst.tasks.solve import solve
@@ -144,20 +146,65 @@ def judge(task: Task, mutant: Mutant, search: Callable[[], list[Instance]]) -> V
                    f"{MAX_SEARCH_DIGITS})")
 
 
-def mutation_report(task: Task, progress: Callable[[int, int], None] | None = None) -> dict:
-    """Every mutant of the task's expert judged: the counts, the score and the survivors."""
-    start = time.process_time()
+def mutation_report(task: Task, progress: Callable[[int, int], None] | None = None,
+                    workers: int = 1) -> dict:
+    """Every mutant of the task's expert judged, in `workers` processes: the counts, the score and
+    the survivors. The verdicts do not depend on `workers` (each mutant is judged alone)."""
+    if workers < 1:
+        raise DfstError(f"--workers must be >= 1, got {workers}")
+    start, children = time.process_time(), _children_cpu()
     found = mutants(task.agent)
-    search = functools.cache(lambda: search_instances(task))  # built once, by the first survivor
     verdicts = []
-    for i, mutant in enumerate(found):
-        verdicts.append(judge(task, mutant, search))
+    for verdict in _judged(task, found, workers):
+        verdicts.append(verdict)
         if progress is not None:
-            progress(i + 1, len(found))
+            progress(len(verdicts), len(found))
     counts = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
     killable = counts["killed"] + counts["blind spot"]
+    cpu = time.process_time() - start + _children_cpu() - children
     return {"task": task.name, "mutants": len(found), **counts,
             "score": round(counts["killed"] / killable, 4) if killable else 1.0,
-            "protocol_digits": list(PROTOCOL_DIGITS), "cpu_seconds": round(time.process_time() - start, 1),
+            "protocol_digits": list(PROTOCOL_DIGITS), "cpu_seconds": round(cpu, 1), "workers": workers,
             "survivors": [{"mutant": str(v.mutant), "status": v.status, "why": v.detail}
                           for v in verdicts if v.status != "killed"]}
+
+
+def _judged(task: Task, found: list[Mutant], workers: int) -> Iterator[Verdict]:
+    """The verdicts in the order of `found`. Workers are forked where the platform can, so a task
+    loaded from a --tasks-file reaches them as it is; elsewhere they look the task up by name."""
+    global _worker_task
+    if workers == 1:
+        search = functools.cache(lambda: search_instances(task))  # built once, by the first survivor
+        yield from (judge(task, mutant, search) for mutant in found)
+        return
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    _worker_task = task
+    with multiprocessing.get_context(method).Pool(workers, _start_worker, (task.name,)) as pool:
+        yield from pool.imap(_judge_in_worker, found, chunksize=8)
+
+
+_worker_task: Task | None = None
+_worker_search: Callable[[], list[Instance]] | None = None
+
+
+def _start_worker(task_name: str) -> None:
+    global _worker_task, _worker_search
+    if _worker_task is None or _worker_task.name != task_name:  # spawned: nothing inherited
+        from dfst.tasks import get_task
+        _worker_task = get_task(task_name)
+    task = _worker_task
+    _worker_search = functools.cache(lambda: search_instances(task))
+
+
+def _judge_in_worker(mutant: Mutant) -> Verdict:
+    return judge(_worker_task, mutant, _worker_search)
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished children (the workers), where the OS reports them."""
+    try:
+        import resource
+    except ImportError:  # Windows: the report then counts this process alone
+        return 0.0
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime

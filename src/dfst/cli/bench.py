@@ -55,6 +55,8 @@ def bench_rollout_command(
 @bench_app.command("mutations")
 def bench_mutations_command(
     task_name: str = TaskArgument,
+    workers: int = typer.Option(1, "--workers", help="Processes judging mutants side by side on this "
+                                "machine (the verdicts do not depend on it)."),
     as_json: bool = JsonOption,
 ) -> int:
     """Mutation score of the evaluation protocol: every single-rule rewiring of TASK's expert (write,
@@ -67,7 +69,7 @@ def bench_mutations_command(
 
     task = get_task(task_name)
     with progress_bar(f"{task.name} mutants", len(mutants(task.agent)), quiet=as_json) as update:
-        report = mutation_report(task, progress=update)
+        report = mutation_report(task, progress=update, workers=workers)
     if as_json:
         print_json(report)
     else:
