@@ -134,3 +134,19 @@ def test_library_model_refuses_a_task_without_programs():
 
     with pytest.raises(DfstError, match="add2 and sort2 only"):
         run_library_model(get_task("parity2"))
+
+
+def test_the_depth_experiment_estimates_the_pruned_run_it_makes():
+    """fib uses one table op (add), so a pruned run pays n^2 per step once, not once per table op:
+    base 256, which the unpruned estimate refused, fits under the cap."""
+    from dfst.errors import DfstError
+    from dfst.library.execute import check_work, estimate_work
+    from dfst.library.isa import TABLE_OPS
+
+    model = RoutedFib(DepthConfig(base=256, depth=1))
+    config, lines, samples = model.setup.config, len(model.code), 3 * 2 * 4000 + 256 * 256
+    full, pruned = (estimate_work(config, lines, samples, model.steps, ops) for ops in (len(TABLE_OPS), 1))
+    assert full - pruned == pytest.approx((len(TABLE_OPS) - 1) * 256 ** 2 * samples * model.steps)
+    check_work(config, lines, samples, model.steps, table_ops=1)
+    with pytest.raises(DfstError, match="multiply-adds"):
+        check_work(config, lines, samples, model.steps)

@@ -98,16 +98,19 @@ def step(program: SoftProgram, state: SoftState, wiring: Wiring, prune: bool = F
     return SoftState(memory, registers, counter, halted)
 
 
-def estimate_work(config: MachineConfig, lines: int, batch: int, steps: int) -> float:
-    """Multiply-adds of a run without pruning: the table ops' u (x) v dominate, then R, M and c."""
+def estimate_work(config: MachineConfig, lines: int, batch: int, steps: int,
+                  table_ops: int = len(TABLE_OPS)) -> float:
+    """Multiply-adds of a run: the table ops' u (x) v dominate, then R, M and c. Without pruning every
+    table op is paid for; with it, only the `table_ops` the program uses."""
     n = config.base
-    per_step = n * n * len(TABLE_OPS) + n * (4 * config.registers + 3 * config.cells) + 4 * lines * n
+    per_step = n * n * table_ops + n * (4 * config.registers + 3 * config.cells) + 4 * lines * n
     return float(steps) * batch * per_step
 
 
-def check_work(config: MachineConfig, lines: int, batch: int, steps: int) -> None:
+def check_work(config: MachineConfig, lines: int, batch: int, steps: int,
+               table_ops: int = len(TABLE_OPS)) -> None:
     """Refuse, before any work, a run above WORK_CAP multiply-adds."""
-    work = estimate_work(config, lines, batch, steps)
+    work = estimate_work(config, lines, batch, steps, table_ops)
     if work > WORK_CAP:
         raise DfstError(f"this soft run would cost about {work:.2g} multiply-adds (cap {WORK_CAP:.0g}): "
                         "use a smaller base, batch, depth or step count")

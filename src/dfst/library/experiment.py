@@ -23,6 +23,7 @@ import torch
 from dfst.errors import DfstError
 from dfst.library.assembler import assemble
 from dfst.library.execute import check_work, initial_soft_state, step
+from dfst.library.isa import TABLE_OPS
 from dfst.library.machine import build_wiring, compile_program
 from dfst.library.programs import Call, get_program
 
@@ -110,7 +111,8 @@ def _train_depth(config: DepthConfig, train_samples: int | None) -> dict:
     cut = int(config.train_fraction * n * n)
     train = pairs[:cut][:train_samples]
     model = RoutedFib(config)
-    check_work(model.setup.config, len(model.code), 3 * config.epochs * len(train) + n * n, model.steps)
+    used = len({line.op for line in model.code} & set(TABLE_OPS))  # pruned: fib pays for its add alone
+    check_work(model.setup.config, len(model.code), 3 * config.epochs * len(train) + n * n, model.steps, used)
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
     started, history, train_history = time.process_time(), [], []
     for _ in range(config.epochs):
