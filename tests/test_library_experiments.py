@@ -150,3 +150,19 @@ def test_the_depth_experiment_estimates_the_pruned_run_it_makes():
     check_work(config, lines, samples, model.steps, table_ops=1)
     with pytest.raises(DfstError, match="multiply-adds"):
         check_work(config, lines, samples, model.steps)
+
+
+def test_a_depth_table_over_the_cap_is_refused_before_its_first_row_trains(tmp_path, capsys):
+    """Base 256 with every pair at depths 1 and 6: depth 1 fits, depth 6 does not, so nothing trains."""
+    import time
+
+    start = time.process_time()
+    code, _, err = run(capsys, "library", "experiment", "depth", "--base", "256", "--depths", "1,6",
+                       "--epochs", "3", "--out", tmp_path, "--plot", tmp_path / "p.png")
+    assert_one_line_error(code, err, "multiply-adds")
+    assert time.process_time() - start < 10 and list(tmp_path.iterdir()) == []
+
+
+def test_test_samples_limit_the_held_out_pairs_scored():
+    row = run_depth(DepthConfig(base=16, depth=1, epochs=1), train_samples=10, test_samples=7)
+    assert (row["train_samples"], row["test_samples"]) == (10, 7) and len(row["test_accuracy"]) == 1

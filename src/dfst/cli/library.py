@@ -90,6 +90,8 @@ def library_experiment_command(
     epochs: int = typer.Option(30, "--epochs", help="Passes over the training pairs."),
     train_samples: int = typer.Option(0, "--train-samples",
                                       help="Training pairs used (of 70% of all); 0: all of them."),
+    test_samples: int = typer.Option(0, "--test-samples",
+                                     help="depth: held-out pairs scored each epoch (of 30% of all); 0: all."),
     router: str = typer.Option("slots", "--router", help="slots (a softmax over a, b) or values (Linear)."),
     out: str = typer.Option("results/library", "--out", help="Directory for depth_b{BASE}[_values].json."),
     width: int = typer.Option(6, "--width", help="ops: operand bits in training (2..8)."),
@@ -128,7 +130,7 @@ def library_experiment_command(
     plot_path = check_output_file(plot or "docs/img/library_depth.png", force=force)
     torch_single_thread()
     result = run_depth_table(base, list(parse_lengths(depths, "--depths")), epochs, train_samples or None,
-                             router=router)
+                             router=router, test_samples=test_samples or None)
     write_atomic(json_path, (json.dumps(result, indent=1) + "\n").encode())
     plot_depth(result, plot_path)
     for row in result["rows"]:

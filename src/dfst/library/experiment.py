@@ -93,38 +93,55 @@ def _fib_targets(a: torch.Tensor, b: torch.Tensor, depth: int, base: int) -> tor
     return b
 
 
-def run_depth(config: DepthConfig, train_samples: int | None = None) -> dict:
+def run_depth(config: DepthConfig, train_samples: int | None = None, test_samples: int | None = None) -> dict:
     """Train one configuration (on the first `train_samples` training pairs, default all); test
-    accuracy on every held-out pair after each epoch, and the CPU seconds it took."""
+    accuracy on the first `test_samples` held-out pairs (default all) after each epoch, and the CPU
+    seconds it took."""
     previous = torch.get_default_dtype()
     torch.set_default_dtype(getattr(torch, config.dtype))
     try:
-        return _train_depth(config, train_samples)
+        return _train_depth(config, train_samples, test_samples)
     finally:
         torch.set_default_dtype(previous)
 
 
-def _train_depth(config: DepthConfig, train_samples: int | None) -> dict:
-    torch.manual_seed(config.seed)
+def _split(config: DepthConfig, train_samples: int | None, test_samples: int | None):
+    """Every pair of the base in a seeded order: the training pairs (70%) and the held-out ones."""
     n = config.base
     pairs = torch.cartesian_prod(torch.arange(n), torch.arange(n))[torch.randperm(n * n)]
-    cut = int(config.train_fraction * n * n)
-    train = pairs[:cut][:train_samples]
+    cut = _cut(config)
+    return pairs[:cut][:train_samples], pairs[cut:][:test_samples]
+
+
+def _cut(config: DepthConfig) -> int:
+    return int(config.train_fraction * config.base ** 2)
+
+
+def check_depth_work(config: DepthConfig, train: int, test: int) -> None:
+    """Refuse, before any training, a configuration above the machine's work cap: each epoch trains on
+    `train` pairs (forward and backward, about 3 passes) and scores `train` and `test` pairs."""
     model = RoutedFib(config)
     used = len({line.op for line in model.code} & set(TABLE_OPS))  # pruned: fib pays for its add alone
-    check_work(model.setup.config, len(model.code), 3 * config.epochs * len(train) + n * n, model.steps, used)
+    check_work(model.setup.config, len(model.code), config.epochs * (4 * train + test), model.steps, used)
+
+
+def _train_depth(config: DepthConfig, train_samples: int | None, test_samples: int | None) -> dict:
+    torch.manual_seed(config.seed)
+    train, test = _split(config, train_samples, test_samples)
+    check_depth_work(config, len(train), len(test))
+    model = RoutedFib(config)
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
     started, history, train_history = time.process_time(), [], []
     for _ in range(config.epochs):
         for batch in train[torch.randperm(len(train))].split(config.batch):
-            target = _fib_targets(batch[:, 0], batch[:, 1], config.depth, n)
+            target = _fib_targets(batch[:, 0], batch[:, 1], config.depth, config.base)
             loss = torch.nn.functional.cross_entropy(model(batch[:, 0], batch[:, 1]), target)
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
-        history.append(_accuracy(model, pairs[cut:], config))
+        history.append(_accuracy(model, test, config))
         train_history.append(_accuracy(model, train, config))
-    return {"config": asdict(config), "train_samples": len(train), "test_samples": n * n - cut,
+    return {"config": asdict(config), "train_samples": len(train), "test_samples": len(test),
             "machine_steps": model.steps, "test_accuracy": history,
             "train_accuracy": train_history, "route": model.route.detach().softmax(-1).tolist()
             if config.router == "slots" else None,
@@ -141,14 +158,19 @@ def _accuracy(model: RoutedFib, pairs: torch.Tensor, config: DepthConfig) -> flo
 
 
 def run_depth_table(base: int, depths: list[int], epochs: int, train_samples: int | None,
-                    seed: int = 0, router: str = "slots") -> dict:
-    """Every depth at one base, with the seed's Table 1 row beside ours."""
+                    seed: int = 0, router: str = "slots", test_samples: int | None = None) -> dict:
+    """Every depth at one base, with the seed's Table 1 row beside ours. Every depth's work is checked
+    before the first is trained, so a table is refused whole, not after hours of its first rows."""
     if router not in ROUTERS:
         raise DfstError(f"unknown router {router!r}; choose from {', '.join(ROUTERS)}")
+    configs = [DepthConfig(base=base, depth=depth, epochs=epochs, seed=seed, router=router) for depth in depths]
+    for config in configs:
+        cut, held_out = _cut(config), base * base - _cut(config)
+        check_depth_work(config, min(cut, train_samples or cut), min(held_out, test_samples or held_out))
     rows = []
-    for depth in depths:
-        config = DepthConfig(base=base, depth=depth, epochs=epochs, seed=seed, router=router)
-        rows.append(run_depth(config, train_samples))
+    for config in configs:
+        depth = config.depth
+        rows.append(run_depth(config, train_samples, test_samples))
         seed_row = SEED_TABLE_1.get(base)
         rows[-1]["seed_test_accuracy"] = seed_row[depth - 1] if seed_row and 1 <= depth <= 6 else None
     return {"format": "dfst-library-depth", "experiment": "seed 002 (b): recursion depth vs "
