@@ -149,24 +149,19 @@ def test_certify_searches_only_instances_of_the_task():
 
 
 def _equality_split_comparator():
-    """compare2's expert with "=" split in two: after a column of 1 over 1 the verdict lives in copies
-    of the "=" states, which answer < where b goes on with a 0 past a (1 vs 01). Random pairs are
-    almost never equal, so only equal operands of varied digits with leading zeros catch it; compare2's
-    first trained automaton made this very mistake."""
+    """compare2's expert with a second copy of its states, entered by a column of 1 over 1, in which
+    a's end over b's leading 0 is decided < instead of tied (1 vs 01 answers <). Random pairs have
+    no leading zeros, so only equal operands with leading zeros catch it; compare2's first trained
+    automaton made this very mistake (an "=" split in two)."""
     from dfst.automata import Rule, make_transducer
 
     expert = TASKS["compare2"].agent
-    eq = [q for q in expert.states if "_eq" in q]
-    copy = {q: q + "_again" for q in eq}
-    rules = [r for r in expert.rules.values()]
+    copy = {q: q + "_again" for q in expert.states if q != expert.final}
+    rules = [Rule(r.state, r.read, "back_again", r.write, r.move) if (r.state, r.read) == ("pair_1", "1")
+             else r for r in expert.rules.values()]
     for r in expert.rules.values():
-        if r.state in copy:
-            target = copy.get(r.next, r.next)
-            if r.state == "pair_eq__" and r.read == "0":
-                target = "up_lt"
-            rules.append(Rule(copy[r.state], r.read, target, r.write, r.move))
-    rules = [Rule(r.state, r.read, "up_eq_again", r.write, r.move) if (r.state, r.read) == ("pair_eq_1", "1")
-             else r for r in rules]
+        twin = Rule(copy[r.state], r.read, copy.get(r.next, r.next), r.write, r.move)
+        rules.append(Rule(twin.state, "0", "up_again", "<", "L") if (r.state, r.read) == ("pair__", "0") else twin)
     return make_transducer([*expert.states, *copy.values()], expert.alphabet, rules,
                            initial=expert.initial, final=expert.final, blank=expert.blank, name="split")
 
@@ -205,14 +200,6 @@ def test_compare_random_pairs_tie_in_many_columns_and_keep_their_lengths(name):
     assert all(len(i.a) == 12 and len(i.b) == 9 and i.a[0] != "0" and i.b[0] != "0" for i in pairs)
     tied = [i.a[3:] == i.b for i in pairs]  # every shared column ties: for independent operands 0.2%
     assert sum(tied) >= 5                    # of pairs in base 2 (0.4 in 200), 1e-9 in base 10
-
-
-@pytest.mark.parametrize("mutant", ["(pair_lt_1, 0) next -> pair_gt_1", "(pair_eq_0, 1) next -> pair_lt_0",
-                                    "(pair_gt__, 0) next -> pair_eq_1"])
-def test_compare2_hard_set_kills_what_short_pairs_alone_reach(mutant):
-    """Blind spots of compare2's bench once its expert wrote the running verdict: killed by 10 vs 101,
-    10 vs 1 and 1 vs 100, now in the hard set at every length."""
-    assert _killed_by_the_protocol("compare2", mutant)
 
 
 def _killed_by_the_protocol(name: str, mutant: str) -> bool:

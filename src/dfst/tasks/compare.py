@@ -8,21 +8,28 @@ have ended (column 1: the layout's width is the longer operand plus three):
     row 2   . . . 4 5 .      b
     after   . > > < < .      the verdict so far replaces each of b's cells; the answer is at column 1
 
-Algorithm, right to left, the verdict so far in the state (a more significant column overrides it)
-and written on b's row as it goes, as addition writes each digit of the sum:
+Algorithm, right to left, the verdict so far on the grid, not in the state: a decided column writes
+its verdict over b's cell as addition writes each digit of the sum, and a tied column steps right to
+read the verdict so far back off the grid (the blank right of the units digit reads as =):
 
-    cmp{s}      on a's row: read x (blank = 0) and go down carrying it      -> pair{s}{x}
-    pair{s}{x}  on b's row: read y; both blank: write s and stop; otherwise
-                s becomes < or > where x and y differ; write it, step left   -> up{s}
-    up{s}       go back up                                                   -> cmp{s}
+    cmp        on a's row: read x (blank = 0) and go down carrying it     -> pair{x}
+    pair{x}    on b's row: read y; x and y differ: write < or >, left      -> up
+               x equals y: step right                                      -> back
+               both blank (the end): step right                            -> back_end
+    back       read the verdict v so far, step back left                   -> put{v}
+    put{v}     write v over b's cell, step left                            -> up
+    up         go back up                                                  -> cmp
+    back_end   read v, step back left                                      -> end{v}
+    end{v}     write v where both operands have ended and stop
 
-Writing the running verdict is what makes the task learnable from PTOs: with b's digits written back
-unchanged, the verdict shows only in the last write, and trained DFSTs (compare2: 80 PTOs; compare10:
-400, 8 restarts) read off automata of more states than the expert that were wrong on equal operands
-(101 vs 101) and on leading zeros (1 vs 01); with it, compare2's default recipe reads off an
-automaton certified for every length (docs/training.md).
+Only a's digit and, for one step, a verdict read off the grid live in the state. Earlier experts kept
+the verdict in the state for the whole run: with b's digits written back unchanged the verdict showed
+only in the last write, and trained DFSTs read off automata of more states than the expert, wrong on
+equal operands (101 vs 101) and on leading zeros (1 vs 01); writing the running verdict made compare2
+learnable, but compare10's 40-state expert (three copies of every state, one per verdict) still did
+not train, its verdict copies nearly merged in the trained DFST (docs/training.md section 12).
 
-States: 3·(base + 3) + 1; alphabet: the digits, the blank, then <, = and >.
+States: base + 12 (22 in base 10), halt included; alphabet: the digits, the blank, then <, = and >.
 """
 
 from __future__ import annotations
@@ -45,24 +52,32 @@ NAMES = {"<": "lt", "=": "eq", ">": "gt"}
 def build_comparator_agent(base: int) -> Transducer:
     digits = alphabet_for(base)[:base]
     alphabet = (*digits, BLANK, *VERDICTS)
-    states, rules = [], []
-    for s in VERDICTS:
-        states += [f"cmp_{NAMES[s]}", *(f"pair_{NAMES[s]}_{x}" for x in (*digits, BLANK)), f"up_{NAMES[s]}"]
-        for x in (*digits, BLANK):
-            rules.append(Rule(f"cmp_{NAMES[s]}", x, f"pair_{NAMES[s]}_{x}", x, "D"))
-            rules += [_pair_rule(s, x, y, digits) for y in (*digits, BLANK)]
-        rules += [Rule(f"up_{NAMES[s]}", y, f"cmp_{NAMES[s]}", y, "U") for y in (*digits, BLANK)]
-    return make_transducer([*states, "halt"], alphabet, rules, initial="cmp_eq", final="halt",
-                           blank=BLANK, name=f"compare{base}")
+    column = (*digits, BLANK)
+    states = ["cmp", *(f"pair_{x}" for x in column), "back", *(f"put_{NAMES[v]}" for v in VERDICTS), "up",
+              "back_end", *(f"end_{NAMES[v]}" for v in VERDICTS), "halt"]
+    rules = [Rule("cmp", x, f"pair_{x}", x, "D") for x in column]
+    rules += [_pair_rule(x, y, digits) for x in column for y in column]
+    # the verdict of the column to the right: blank right of the units digit, never at the end
+    rules.append(Rule("back", BLANK, "put_eq", BLANK, "L"))
+    for v in VERDICTS:
+        rules += [Rule("back", v, f"put_{NAMES[v]}", v, "L"), Rule("back_end", v, f"end_{NAMES[v]}", v, "L"),
+                  *(Rule(f"put_{NAMES[v]}", y, "up", v, "L") for y in column),
+                  Rule(f"end_{NAMES[v]}", BLANK, "halt", v, "S")]
+    rules += [Rule("up", y, "cmp", y, "U") for y in column]
+    return make_transducer(states, alphabet, rules, initial="cmp", final="halt", blank=BLANK,
+                           name=f"compare{base}")
 
 
-def _pair_rule(s: str, x: str, y: str, digits: tuple[str, ...]) -> Rule:
+def _pair_rule(x: str, y: str, digits: tuple[str, ...]) -> Rule:
+    """x (a's digit, in the state) over y: a decided column writes its verdict; a tie steps right to
+    read the verdict so far off the grid, and both blank (the end) does so before the answer."""
     if x == BLANK and y == BLANK:
-        return Rule(f"pair_{NAMES[s]}_{x}", y, "halt", s, "S")
+        return Rule(f"pair_{x}", y, "back_end", y, "R")
     value = {d: i for i, d in enumerate(digits)} | {BLANK: 0}
     order = (value[x] > value[y]) - (value[x] < value[y])
-    verdict = s if order == 0 else VERDICTS[order + 1]
-    return Rule(f"pair_{NAMES[s]}_{x}", y, f"up_{NAMES[verdict]}", verdict, "L")
+    if order == 0:
+        return Rule(f"pair_{x}", y, "back", y, "R")
+    return Rule(f"pair_{x}", y, "up", VERDICTS[order + 1], "L")
 
 
 def comparison_answer(a: str, b: str, base: int) -> str:
@@ -87,8 +102,8 @@ def generate_comparison(rng: np.random.Generator, n: int, m: int, base: int) -> 
 
 
 def comparison_steps(n: int, m: int, base: int) -> int:
-    """Three steps per column of the longer operand, and the verdict."""
-    return 3 * (max(n, m) + 2)
+    """At most five steps per column of the longer operand (a tie reads the verdict back), and the end."""
+    return 5 * (max(n, m) + 2)
 
 
 def draw_comparison(a: str, b: str, base: int) -> Layout:
@@ -120,7 +135,19 @@ def hard_comparison(n: int, base: int) -> list[Instance]:
               Instance(one, zero * (n - 1) + one, "leading_zeros_equal_swapped"),
               Instance(top * n, top * (n - 1) + d[-2], "last_digit_decides"),
               Instance(one + zero * (n - 1), top * (n - 1) if n > 1 else zero, "longer_wins")]
-    return cases + _equal_runs(n, d) + _short_pairs(d)
+    return cases + _equal_runs(n, d) + _short_pairs(d) + _decided_above(d)
+
+
+def _decided_above(d: tuple[str, ...]) -> list[Instance]:
+    """Every pair of digits x over y under a column that decides < (0x vs 1y) and one that decides >
+    with a digit other than 0 under it (2x vs 1y), and a tie of every digit k between a units column
+    decided < and a top column decided > (2k0 vs 1k1). The mutation bench found 634 rewired rules of
+    compare10's expert that only such pairs kill (x vs 1y, 12 vs 10, 2k0 vs 1k1), at every length."""
+    zero, one = d[0], d[1]
+    top, under = (d[2], d[1]) if len(d) > 2 else (d[1], d[0])
+    cases = [Instance(zero + x, one + y, f"{x}_over_{y}_below_lt") for x in d for y in d]
+    cases += [Instance(top + x, under + y, f"{x}_over_{y}_below_gt") for x in d for y in d]
+    return cases + [Instance(top + k + zero, under + k + one, f"tie_{k}_between_lt_and_gt") for k in d]
 
 
 SHORT_PAIRS = 200  # at most this many pairs of short operands in the hard set at every length

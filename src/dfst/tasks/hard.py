@@ -19,9 +19,11 @@ HARD_SET_VERSION = 3
 # their own version: 4 gave compare equal operands through every pair of digits and leading zeros on
 # either operand (1 vs 01), which compare2's first trained automaton got wrong while the protocol and
 # the mutation bench passed it; 5 is compare's expert writing its running verdict (tasks/compare.py),
-# 6 its random pairs tying in many columns (`compare.generate_comparison`), 7 short pairs in its hard set.
+# 6 its random pairs tying in many columns (`compare.generate_comparison`), 7 short pairs in its hard set,
+# 8 its expert keeping the verdict on the grid (a tie reads it back), not in the state, and every pair
+# of digits under a column that decides (`compare._decided_above`), which that expert's bench asked for.
 # mult10x1 4: one- and two-digit operands, 1…10xy and runs of each pair of digits (hard_by_digit).
-TASK_HARD_SET_VERSIONS = {"compare2": 7, "compare10": 7, "mult10x1": 4}
+TASK_HARD_SET_VERSIONS = {"compare2": 8, "compare10": 8, "mult10x1": 4}
 
 
 def hard_set_version(task: str) -> int:
