@@ -161,7 +161,8 @@ def _equality_split_comparator():
              else r for r in expert.rules.values()]
     for r in expert.rules.values():
         twin = Rule(copy[r.state], r.read, copy.get(r.next, r.next), r.write, r.move)
-        rules.append(Rule(twin.state, "0", "up_again", "<", "L") if (r.state, r.read) == ("pair__", "0") else twin)
+        decided = (r.state, r.read) == ("pair__", "0")
+        rules.append(Rule(twin.state, "0", "up_again", "<", "L") if decided else twin)
     return make_transducer([*expert.states, *copy.values()], expert.alphabet, rules,
                            initial=expert.initial, final=expert.final, blank=expert.blank, name="split")
 

@@ -163,7 +163,8 @@ def run_depth_table(base: int, depths: list[int], epochs: int, train_samples: in
     before the first is trained, so a table is refused whole, not after hours of its first rows."""
     if router not in ROUTERS:
         raise DfstError(f"unknown router {router!r}; choose from {', '.join(ROUTERS)}")
-    configs = [DepthConfig(base=base, depth=depth, epochs=epochs, seed=seed, router=router) for depth in depths]
+    configs = [DepthConfig(base=base, depth=depth, epochs=epochs, seed=seed, router=router)
+               for depth in depths]
     for config in configs:
         cut, held_out = _cut(config), base * base - _cut(config)
         check_depth_work(config, min(cut, train_samples or cut), min(held_out, test_samples or held_out))
