@@ -53,6 +53,7 @@ def test_one_epoch_of_the_tiny_llama_runs_and_records_its_history():
     result = run_llm(LlmConfig(base=8, sentences=40, epochs=1, hidden=32, intermediate=64))
     assert result["train_sentences"] == 28 and len(result["history"]) == 1
     assert 0 <= result["history"][0]["test_accuracy"] <= 100
+    assert set(result["history"][0]["test_parse"]) == {"operation", "a", "b"}
 
 
 def test_a_hub_name_is_refused_and_a_local_directory_is_read(tmp_path):
@@ -83,3 +84,33 @@ def test_llm_command_refuses_a_hub_name(tmp_path, capsys):
     code, _, err = run(capsys, "library", "experiment", "llm", "--base", "8", "--sentences", "30",
                        "--llama-dir", "meta-llama/Llama-3.2-1B", "--out", str(tmp_path))
     assert_one_line_error(code, err, "not a local directory")
+
+
+def test_the_parse_is_scored_against_what_each_sentence_asks():
+    """A hand-set parse (operation and operands from the asked triple) scores 100% on every head
+    and on the answer; a parse that swaps a and b loses a and b but keeps add's answers."""
+    from dfst.library.llm import _scores
+
+    problems = make_problems(60, 16, seed=1)
+    asked = torch.tensor([(p.op, p.a, p.b) for p in problems])
+
+    class Oracle(torch.nn.Module):
+        calculator = Calculator(16)
+
+        def __init__(self, swap: bool):
+            super().__init__()
+            self.swap = swap
+
+        def parse(self, ids, mask, last):
+            rows = asked[ids[:, 0]]
+            one_hot = torch.nn.functional.one_hot
+            a, b = one_hot(rows[:, 1], 16).float(), one_hot(rows[:, 2], 16).float()
+            return one_hot(rows[:, 0], 3).float(), *((b, a) if self.swap else (a, b))
+
+    ids = torch.arange(60)[:, None]
+    data = (ids, ids, ids[:, 0], torch.tensor([p.answer for p in problems]), asked)
+    assert _scores(Oracle(False), data) == {"answer": 100.0, "operation": 100.0, "a": 100.0, "b": 100.0}
+    swapped = _scores(Oracle(True), data)
+    equal = sum(p.a == p.b for p in problems)
+    assert swapped["a"] == swapped["b"] == round(100 * equal / 60, 2) and swapped["operation"] == 100.0
+    assert swapped["answer"] >= round(100 * sum(p.op == 0 for p in problems) / 60, 2)

@@ -141,20 +141,33 @@ class AugmentedLlama(torch.nn.Module):
 
 
 def _tensors(tokenizer, problems: list[Problem]):
+    """ids, mask, last position, answers, and what each sentence asks (operation, a, b): the last
+    three are never trained on, only measured (`_scores`)."""
     ids, last = tokenizer.encode([p.text for p in problems])
     ids, last = torch.tensor(ids), torch.tensor(last)
     mask = (torch.arange(ids.shape[1]) <= last[:, None]).long()  # right padding, whatever the pad id
-    return ids, mask, last, torch.tensor([p.answer for p in problems])
+    asked = torch.tensor([(p.op, p.a, p.b) for p in problems]).view(-1, 3)
+    return ids, mask, last, torch.tensor([p.answer for p in problems]), asked
 
 
-def _accuracy(model: AugmentedLlama, data, batch: int = 512) -> float:
-    ids, mask, last, answers = data
-    right = 0
+def _accuracy(model: AugmentedLlama, data) -> float:
+    return _scores(model, data)["answer"]
+
+
+def _scores(model: AugmentedLlama, data, batch: int = 512) -> dict[str, float]:
+    """% of sentences with the exact answer, and % whose parse (the argmax of each head) names the
+    asked operation, a and b: which part of the parse a wrong answer comes from."""
+    ids, mask, last, answers, asked = data
+    right = torch.zeros(4)
     with torch.no_grad():
         for start in range(0, len(answers), batch):
             part = slice(start, start + batch)
-            right += int((model(ids[part], mask[part], last[part]).argmax(-1) == answers[part]).sum())
-    return round(100.0 * right / max(len(answers), 1), 2)
+            select, a, b = model.parse(ids[part], mask[part], last[part])
+            parsed = torch.stack([select.argmax(-1), a.argmax(-1), b.argmax(-1)], 1)
+            right[0] += (model.calculator(select, a, b).argmax(-1) == answers[part]).sum()
+            right[1:] += (parsed == asked[part]).sum(0)
+    share = (100.0 * right / max(len(answers), 1)).tolist()
+    return {name: round(x, 2) for name, x in zip(("answer", "operation", "a", "b"), share)}
 
 
 def run_llm(config: LlmConfig, progress=None) -> dict:
@@ -177,13 +190,15 @@ def run_llm(config: LlmConfig, progress=None) -> dict:
         order = torch.randperm(cut, generator=generator)
         for start in range(0, cut, config.batch):
             rows = order[start:start + config.batch]
-            ids, mask, last, answers = (t[rows] for t in train)
+            ids, mask, last, answers, _ = (t[rows] for t in train)
             loss = torch.nn.functional.nll_loss(model(ids, mask, last).clamp_min(1e-12).log(), answers)
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
+        scores = _scores(model, test)
         history.append({"epoch": epoch, "train_accuracy": _accuracy(model, train),
-                        "test_accuracy": _accuracy(model, test), "loss": round(loss.item(), 4),
+                        "test_accuracy": scores.pop("answer"), "test_parse": scores,
+                        "loss": round(loss.item(), 4),
                         "cpu_seconds": round(time.process_time() - started, 1)})
         if progress:
             progress(history[-1])
