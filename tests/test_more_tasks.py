@@ -203,6 +203,15 @@ def test_compare_random_pairs_tie_in_many_columns_and_keep_their_lengths(name):
     assert sum(tied) >= 5                    # of pairs in base 2 (0.4 in 200), 1e-9 in base 10
 
 
+@pytest.mark.parametrize("mutant", ["(pair_2, 0) next -> pair_5", "(pair_3, 1) next -> pair__",
+                                    "(put_lt, 4) next -> pair__", "(put_eq, 1) next -> put_eq"])
+def test_compare10_hard_set_kills_what_its_first_bench_at_version_8_missed(mutant):
+    """Blind spots of compare10's bench once its expert kept the verdict on the grid: a rewired next
+    state after a decided column or a tie, killed by 2 vs 10, 03 vs 1, 2k0 vs 1k1 and 1 vs 11 and now
+    by the digit pairs under a deciding column in the hard set (`compare._decided_above`)."""
+    assert _killed_by_the_protocol("compare10", mutant)
+
+
 def _killed_by_the_protocol(name: str, mutant: str) -> bool:
     """Whether the protocol (3, 30 and 300 digits) kills the mutant `dfst bench mutations` names so."""
     import re
