@@ -203,14 +203,9 @@ def save_results(report: dict, results: Path) -> dict:
 
 def plot_learnability(report: dict, path: str | Path) -> Path:
     """Success rate against samples, one line per d, DFST and RPNI side by side."""
-    import matplotlib
+    from dfst.plots import plt, save_figure
 
-    from dfst.outputs import plot_metadata
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True, dpi=110)
     for ax, learner, title in zip(axes, ("dfst", "rpni"), ("DFST (default recipe)", "RPNI, same PTOs")):
         for d in report["states"]:
             rows = [r for r in report["table"] if r["d"] == d]
@@ -226,10 +221,7 @@ def plot_learnability(report: dict, path: str | Path) -> Path:
     axes[1].legend(title="agent states")
     fig.suptitle("Random grid agents on a binary tape: success rate", fontsize=10)
     fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110, metadata=plot_metadata(path.suffix))
-    plt.close(fig)
-    return path
+    return save_figure(fig, Path(path))  # atomic: a half-written figure never takes the name
 
 
 __all__ = ["draw_agent", "learnability_report", "plot_learnability", "random_table",

@@ -35,7 +35,7 @@ def plot_length_generalisation(report: dict, path: str | Path) -> Path:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="lower left", fontsize=8)
     fig.tight_layout()
-    return _save(fig, Path(path))
+    return save_figure(fig, Path(path))
 
 
 def plot_training_runs(series: dict[str, list[dict]], path: str | Path) -> Path:
@@ -66,11 +66,12 @@ def plot_training_runs(series: dict[str, list[dict]], path: str | Path) -> Path:
         ax.grid(True, which="both", alpha=0.3)
     ax_exact.legend(fontsize=6, loc="upper left")
     fig.tight_layout()
-    return _save(fig, Path(path))
+    return save_figure(fig, Path(path))
 
 
-def _save(fig, path: Path) -> Path:
-    """Render to memory, then write atomically, with dfst's marker in the file's metadata."""
+def save_figure(fig, path: Path) -> Path:
+    """Render to memory, then write atomically, with dfst's marker in the file's metadata; closes
+    `fig`. Every figure dfst writes goes through here."""
     suffix = path.suffix.lower()
     buf = io.BytesIO()
     fig.savefig(buf, format=suffix.lstrip(".") or "png", metadata=plot_metadata(suffix))

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
-from dfst.outputs import plot_metadata, write_atomic
+from dfst.plots import plt, save_figure  # matplotlib with the file-only backend
 
 
 def plot_depth(result: dict, path: Path) -> Path:
     """Accuracy (%) against recursion depth, ours and the seed's, written atomically with dfst's marker."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     rows = result["rows"]
     depths = [r["config"]["depth"] for r in rows]
     fig, ax = plt.subplots(figsize=(5, 3.2))
@@ -27,17 +21,12 @@ def plot_depth(result: dict, path: Path) -> Path:
            title=f"fib, base {result['base']}: depth vs trainability")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    _save(fig, path)
-    return path
+    fig.tight_layout()
+    return save_figure(fig, path)
 
 
 def plot_ops(result: dict, path: Path) -> Path:
     """Experiment (a): test accuracy against epochs for each arm, and accuracy against operand width."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fig, (left, right) = plt.subplots(1, 2, figsize=(8, 3.2))
     colours = {"table": "tab:blue", "circuit": "tab:orange"}
     for arm in result["arms"]:  # one line per seed; the first of each arm carries the legend
@@ -57,27 +46,12 @@ def plot_ops(result: dict, path: Path) -> Path:
     for ax in (left, right):
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
-    _save(fig, path)
-    return path
-
-
-def _save(fig, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    buf = io.BytesIO()
     fig.tight_layout()
-    fig.savefig(buf, format=path.suffix.lstrip(".") or "png", metadata=plot_metadata(path.suffix))
-    plt.close(fig)
-    write_atomic(path, buf.getvalue())
+    return save_figure(fig, path)
 
 
 def plot_llm(result: dict, path: Path) -> Path:
     """Experiment (c): test (and train) accuracy against epochs, with the seed's two reported points."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     history = result["history"]
     epochs = [h["epoch"] for h in history]
     fig, ax = plt.subplots(figsize=(5, 3.2))
@@ -91,5 +65,5 @@ def plot_llm(result: dict, path: Path) -> Path:
            title=f"minimal LLaMA + mod-{config['base']} calculator, {config['sentences']:,} sentences")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    _save(fig, path)
-    return path
+    fig.tight_layout()
+    return save_figure(fig, path)
