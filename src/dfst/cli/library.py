@@ -93,7 +93,8 @@ def library_experiment_command(
     test_samples: int = typer.Option(0, "--test-samples",
                                      help="depth: held-out pairs scored each epoch (of 30% of all); 0: all."),
     router: str = typer.Option("slots", "--router", help="slots (a softmax over a, b) or values (Linear)."),
-    out: str = typer.Option("results/library", "--out", help="Directory for depth_b{BASE}[_values].json."),
+    out: str = typer.Option("results/library", "--out", help="Directory for depth_b{BASE}[_values].json, "
+                            "ops_w{WIDTH}.json or llm[_SIGNAL].json."),
     width: int = typer.Option(6, "--width", help="ops: operand bits in training (2..8)."),
     test_pairs: int = typer.Option(500, "--test-pairs", help="ops: random pairs per tested width."),
     sentences: int = typer.Option(6000, "--sentences",
@@ -102,6 +103,9 @@ def library_experiment_command(
                             "at chance here; see docs/library.md)."),
     llama_dir: str = typer.Option("", "--llama-dir", help="llm: a LOCAL directory holding a pretrained "
                                   "LLaMA and its tokenizer (never a hub name: nothing is downloaded)."),
+    signal: str = typer.Option("answer", "--signal", help="llm: what training sees: answer (the seed's), "
+                               "labels (the parse itself), given-b or given-op (b or the program handed "
+                               "to the calculator); scores always use the network's own parse."),
     plot: str = typer.Option("", "--plot", help="The figure (default docs/img/library_NAME.png)."),
     force: bool = typer.Option(False, "--force", help="Replace dfst's own files of the same names."),
 ) -> None:
@@ -121,8 +125,11 @@ def library_experiment_command(
     if name == "llm":
         from dfst.library.llm import LlmConfig
 
-        config = LlmConfig(base=base, sentences=sentences, epochs=epochs, lr=lr, llama_dir=llama_dir)
-        return _llm_experiment(config, Path(out), Path(plot or "docs/img/library_llm.png"), force)
+        config = LlmConfig(base=base, sentences=sentences, epochs=epochs, lr=lr, llama_dir=llama_dir,
+                           signal=signal)
+        suffix = "" if signal == "answer" else f"_{signal.replace('-', '_')}"
+        return _llm_experiment(config, Path(out) / f"llm{suffix}.json",
+                               Path(plot or f"docs/img/library_llm{suffix}.png"), force)
     if name != "depth":
         raise DfstError(f"no library experiment {name!r}; choose depth, ops or llm")
     suffix = "" if router == "slots" else f"_{router}"
@@ -163,10 +170,10 @@ def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: 
 
 
 def _llm_experiment(config, out, plot, force: bool) -> None:
-    """Experiment (c): results/library/llm.json (accuracy per epoch) and the figure."""
+    """Experiment (c): `out` (results/library/llm[_SIGNAL].json: accuracy per epoch) and the figure."""
     import json
 
-    from dfst.library.llm import check_llama_dir, run_llm
+    from dfst.library.llm import SIGNALS, check_llama_dir, run_llm
     from dfst.library.llm_data import TEMPLATES
     from dfst.library.plot import plot_llm
     from dfst.outputs import check_output_file, write_atomic
@@ -175,9 +182,11 @@ def _llm_experiment(config, out, plot, force: bool) -> None:
         raise DfstError("--base must be 2..256 and --epochs at least 1")
     if not 10 <= config.sentences <= len(TEMPLATES) * config.base ** 2:
         raise DfstError(f"--sentences must be 10..{len(TEMPLATES) * config.base ** 2} at base {config.base}")
+    if config.signal not in SIGNALS:
+        raise DfstError(f"--signal must be one of {', '.join(SIGNALS)}, got {config.signal!r}")
     if config.llama_dir:  # before the outputs: a bad --llama-dir is the one error to report
         check_llama_dir(config.llama_dir)
-    json_path = check_output_file(out / "llm.json", force=force)
+    json_path = check_output_file(out, force=force)
     plot_path = check_output_file(plot, force=force)
     torch_single_thread()
 

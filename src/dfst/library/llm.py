@@ -28,6 +28,13 @@ from dfst.library.machine import compile_program
 
 SEED_RESULT = {"sentences": 45151, "accuracy_at_62": 99.2, "accuracy_at_132": 100.0}
 
+# What training sees. "answer" is the experiment (the seed's: the answer alone); the others take it
+# apart: "labels" trains the three heads on what each sentence asks (can the network parse at all?),
+# "given-b" and "given-op" train on the answer with b's value or the program handed to the calculator
+# (is one operand, or the program, what the answer alone cannot teach?). Scores always come from the
+# network's own three heads: nothing given at training is given at test.
+SIGNALS = ("answer", "labels", "given-b", "given-op")
+
 
 @dataclass(frozen=True)
 class LlmConfig:
@@ -46,6 +53,7 @@ class LlmConfig:
     intermediate: int = 512
     seed: int = 0
     llama_dir: str = ""       # a local pretrained LLaMA (and its tokenizer) instead of the tiny one
+    signal: str = "answer"    # what training sees (SIGNALS); the seed's is the answer alone
 
 
 def _require_transformers():
@@ -170,8 +178,26 @@ def _scores(model: AugmentedLlama, data, batch: int = 512) -> dict[str, float]:
     return {name: round(x, 2) for name, x in zip(("answer", "operation", "a", "b"), share)}
 
 
+def _batch_loss(model: AugmentedLlama, batch: list[torch.Tensor], signal: str) -> torch.Tensor:
+    """The training loss of one batch under `signal` (SIGNALS)."""
+    ids, mask, last, answers, asked = batch
+    select, a, b = model.parse(ids, mask, last)
+    log = lambda p: p.clamp_min(1e-12).log()  # noqa: E731
+    nll = torch.nn.functional.nll_loss
+    if signal == "labels":
+        return sum(nll(log(p), asked[:, i]) for i, p in enumerate((select, a, b)))
+    one_hot = torch.nn.functional.one_hot
+    if signal == "given-b":
+        b = one_hot(asked[:, 2], model.base).to(a.dtype)
+    elif signal == "given-op":
+        select = one_hot(asked[:, 0], len(OPERATIONS)).to(a.dtype)
+    return nll(log(model.calculator(select, a, b)), answers)
+
+
 def run_llm(config: LlmConfig, progress=None) -> dict:
     """Train from scratch; test accuracy (exact answer) after every epoch, and the CPU time."""
+    if config.signal not in SIGNALS:
+        raise DfstError(f"signal must be one of {', '.join(SIGNALS)}, got {config.signal!r}")
     torch.manual_seed(config.seed)
     problems = make_problems(config.sentences, config.base, config.seed)
     cut = int(0.7 * len(problems))
@@ -190,8 +216,7 @@ def run_llm(config: LlmConfig, progress=None) -> dict:
         order = torch.randperm(cut, generator=generator)
         for start in range(0, cut, config.batch):
             rows = order[start:start + config.batch]
-            ids, mask, last, answers, _ = (t[rows] for t in train)
-            loss = torch.nn.functional.nll_loss(model(ids, mask, last).clamp_min(1e-12).log(), answers)
+            loss = _batch_loss(model, [t[rows] for t in train], config.signal)
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()

@@ -57,12 +57,17 @@ def plot_llm(result: dict, path: Path) -> Path:
     fig, ax = plt.subplots(figsize=(5, 3.2))
     ax.plot(epochs, [h["test_accuracy"] for h in history], "-", label="dfst, test")
     ax.plot(epochs, [h["train_accuracy"] for h in history], ":", label="dfst, train")
+    for head in ("operation", "a", "b"):  # which part of the parse is learned (older runs lack it)
+        if all(head in h.get("test_parse", {}) for h in history):
+            ax.plot(epochs, [h["test_parse"][head] for h in history], "-", lw=0.8, alpha=0.6,
+                    label=f"parse: {head}, test")
     seed = result["seed"]
     ax.plot([62, 132], [seed["accuracy_at_62"], seed["accuracy_at_132"]], "s", alpha=0.7,
             label=f"seed 002, test ({seed['sentences']:,} sentences)")
     config = result["config"]
     ax.set(xlabel="epoch", ylabel="accuracy (%)", ylim=(-2, 102),
-           title=f"minimal LLaMA + mod-{config['base']} calculator, {config['sentences']:,} sentences")
+           title=f"minimal LLaMA + mod-{config['base']} calculator, {config['sentences']:,} sentences"
+           + ("" if config.get("signal", "answer") == "answer" else f"\ntrained on: {config['signal']}"))
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
