@@ -161,4 +161,5 @@ def test_an_unknown_signal_is_one_line_error(tmp_path, capsys):
 def test_a_signal_writes_its_own_file(tmp_path, capsys):
     code, _, _ = run(capsys, "library", "experiment", "llm", "--base", "8", "--sentences", "30", "--epochs",
                      "1", "--signal", "given-b", "--out", str(tmp_path), "--plot", str(tmp_path / "g.png"))
-    assert code == 0 and json.loads((tmp_path / "llm_given_b.json").read_text())["config"]["signal"] == "given-b"
+    written = json.loads((tmp_path / "llm_given_b.json").read_text())
+    assert code == 0 and written["config"]["signal"] == "given-b"

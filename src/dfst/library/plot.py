@@ -65,9 +65,10 @@ def plot_llm(result: dict, path: Path) -> Path:
     ax.plot([62, 132], [seed["accuracy_at_62"], seed["accuracy_at_132"]], "s", alpha=0.7,
             label=f"seed 002, test ({seed['sentences']:,} sentences)")
     config = result["config"]
-    ax.set(xlabel="epoch", ylabel="accuracy (%)", ylim=(-2, 102),
-           title=f"minimal LLaMA + mod-{config['base']} calculator, {config['sentences']:,} sentences"
-           + ("" if config.get("signal", "answer") == "answer" else f"\ntrained on: {config['signal']}"))
+    ax.set(xlabel="epoch", ylabel="accuracy (%)", ylim=(-2, 102))
+    signal = config.get("signal", "answer")
+    ax.set_title(f"minimal LLaMA + mod-{config['base']} calculator, {config['sentences']:,} sentences"
+                 + ("" if signal == "answer" else f"\ntrained on: {signal}"), fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
