@@ -156,6 +156,8 @@ def test_an_unknown_signal_is_one_line_error(tmp_path, capsys):
                        "--signal", "oracle", "--out", str(tmp_path))
     assert_one_line_error(code, err, "--signal must be one of")
     assert not list(tmp_path.iterdir())
+    with pytest.raises(DfstError, match="must be one of"):  # the API's config refuses it too
+        LlmConfig(signal="oracle")
 
 
 def test_a_signal_writes_its_own_file(tmp_path, capsys):

@@ -173,7 +173,7 @@ def _llm_experiment(config, out, plot, force: bool) -> None:
     """Experiment (c): `out` (results/library/llm[_SIGNAL].json: accuracy per epoch) and the figure."""
     import json
 
-    from dfst.library.llm import SIGNALS, check_llama_dir, run_llm
+    from dfst.library.llm import check_llama_dir, run_llm
     from dfst.library.llm_data import TEMPLATES
     from dfst.library.plot import plot_llm
     from dfst.outputs import check_output_file, write_atomic
@@ -182,8 +182,6 @@ def _llm_experiment(config, out, plot, force: bool) -> None:
         raise DfstError("--base must be 2..256 and --epochs at least 1")
     if not 10 <= config.sentences <= len(TEMPLATES) * config.base ** 2:
         raise DfstError(f"--sentences must be 10..{len(TEMPLATES) * config.base ** 2} at base {config.base}")
-    if config.signal not in SIGNALS:
-        raise DfstError(f"--signal must be one of {', '.join(SIGNALS)}, got {config.signal!r}")
     if config.llama_dir:  # before the outputs: a bad --llama-dir is the one error to report
         check_llama_dir(config.llama_dir)
     json_path = check_output_file(out, force=force)

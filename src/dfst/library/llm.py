@@ -53,7 +53,11 @@ class LlmConfig:
     intermediate: int = 512
     seed: int = 0
     llama_dir: str = ""       # a local pretrained LLaMA (and its tokenizer) instead of the tiny one
-    signal: str = "answer"    # what training sees (SIGNALS); the seed's is the answer alone
+    signal: str = "answer"    # what training sees (SIGNALS; `--signal`); the seed's is the answer alone
+
+    def __post_init__(self) -> None:
+        if self.signal not in SIGNALS:  # here, so that the command refuses it before any output
+            raise DfstError(f"--signal must be one of {', '.join(SIGNALS)}, got {self.signal!r}")
 
 
 def _require_transformers():
@@ -196,8 +200,6 @@ def _batch_loss(model: AugmentedLlama, batch: list[torch.Tensor], signal: str) -
 
 def run_llm(config: LlmConfig, progress=None) -> dict:
     """Train from scratch; test accuracy (exact answer) after every epoch, and the CPU time."""
-    if config.signal not in SIGNALS:
-        raise DfstError(f"signal must be one of {', '.join(SIGNALS)}, got {config.signal!r}")
     torch.manual_seed(config.seed)
     problems = make_problems(config.sentences, config.base, config.seed)
     cut = int(0.7 * len(problems))
