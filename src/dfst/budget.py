@@ -51,7 +51,7 @@ GEOMETRY: dict[str, Callable[[int, int], tuple[int, int]]] = {
     "sub": lambda n, m: (4, max(n, m) + 3),
     "compare": lambda n, m: (4, max(n, m) + 3),
     "mult": lambda n, m: (5, n + m + 3),
-    "div": lambda n, m: (3, n + 6),
+    "div": lambda n, m: (6, n + 5),
     "parity": lambda n, m: (3, n + 3),
     "sort": lambda n, m: (3, n + 2),
     "dyck": lambda n, m: (3, n + 2),

@@ -23,7 +23,9 @@ HARD_SET_VERSION = 3
 # 8 its expert keeping the verdict on the grid (a tie reads it back), not in the state, and every pair
 # of digits under a column that decides (`compare._decided_above`), which that expert's bench asked for.
 # mult10x1 4: one- and two-digit operands, 1…10xy and runs of each pair of digits (hard_by_digit).
-TASK_HARD_SET_VERSIONS = {"compare2": 8, "compare10": 8, "mult10x1": 4}
+# div10x1 4: the expert that divides by repeated subtraction on the grid (tasks/division.py), with
+# every column value in the second and in the last column.
+TASK_HARD_SET_VERSIONS = {"compare2": 8, "compare10": 8, "mult10x1": 4, "div10x1": 4}
 
 
 def hard_set_version(task: str) -> int:
