@@ -64,3 +64,11 @@ def test_the_layout_keeps_the_counts_and_the_divisor_on_the_grid():
     assert solution.result == "14 2"
     assert text[1:5] == ["..002...", "..014.2.", "..0007..", "..000..."]
     assert solution.layout.answer == (2, 6)
+
+
+def test_the_protocol_predicts_a_length_by_its_step_bound():
+    """The time budget's prediction: division's columns cost the same at any length (linear), unlike
+    multiplication's rounds (quadratic); a quadratic guess stopped div10x1's raw weights at 100 digits."""
+    assert TASK.time_growth(1000, 100) == pytest.approx(10, rel=0.01)
+    assert TASKS["mult10"].time_growth(1000, 100) == pytest.approx(100, rel=0.05)
+    assert TASKS["add2"].time_growth(1000, 100) == pytest.approx(10, rel=0.05)

@@ -333,8 +333,12 @@ def test_the_committed_results_are_reused_without_training(tmp_path, monkeypatch
     plan = seed_plan(README_PLAN, seeds=10, first_seed=0)
     notes = []  # results made with an older hard set than their task's: used as they are, and said so
     rows = dfst.reproduce.reproduce(plan, tmp_path / "runs", results, accept_stored=True, warn=notes.append)
-    older = [re.search(r"made with eval\.hard_set=(\d+), not (\d+)$", note) for note in notes]
-    assert notes and all(m and int(m[1]) < int(m[2]) for m in older), notes
+    # div10x1 was evaluated with --no-certify (its certify ran past an hour; README says so)
+    uncertified = [note for note in notes if note.endswith("made with eval.certify=False, not True")]
+    assert [note.split(":")[0] for note in uncertified] == ["div10x1 seed 0"]
+    older = [re.search(r"made with eval\.hard_set=(\d+), not (\d+)$", note) for note in notes
+             if note not in uncertified]
+    assert older and all(m and int(m[1]) < int(m[2]) for m in older), notes
     assert {(r["task"], r["seeds"]) for r in rows} == {(task, len(seeds)) for task, seeds in plan.items()}
     assert {r["system"] for r in rows} == {"DFST", "DFST (before fine-tuning)", "DFST (extracted)"}
     assert tree(results) == before and not (tmp_path / "runs").exists()

@@ -171,20 +171,20 @@ def run_protocol(task: Task, weights: DfstWeights | None, cfg: EvalConfig, *,
 
     `weights=None` evaluates the task's expert automaton through the same engine (a sanity check).
     With until_fail, stops at the first length that is not robust, or before a length whose
-    predicted time (from the last one, linear in N for addition, quadratic for multiplication)
+    predicted time (from the last one, grown as the task's step bound: `Task.time_growth`)
     would exceed the time budget, or whose memory estimate is over the bound (stopped_by "memory").
     A given length over the bound is a DfstError before anything runs.
     """
     check_lengths(task, cfg)
     reports, first_failure, stopped_by = [], None, "completed"
-    start, power = time.perf_counter(), 1 if task.operation == "add" else 2
+    start = time.perf_counter()
     for n in ladder(cfg):
         if n > max(cfg.digits) and level_estimate(task, n, cfg).bytes > _max_memory(cfg):
             stopped_by = "memory"  # a rung of the climb: stop where the memory ends, do not refuse
             break
         if cfg.until_fail and reports:
             last = reports[-1]
-            predicted = last.seconds * (n / last.digits) ** power
+            predicted = last.seconds * task.time_growth(n, last.digits)
             if time.perf_counter() - start + predicted > cfg.time_budget:
                 stopped_by = "time_budget"
                 break

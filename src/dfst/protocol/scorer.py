@@ -142,13 +142,13 @@ def score_with(answer: Answerer, task: Task, cfg: ScoreConfig, *, system: str, c
 
 def _reason_to_stop(task: Task, n: int, cfg: ScoreConfig, levels: list[dict], elapsed: float) -> str | None:
     """"memory" for a rung of the climb whose hard set would not fit, "time_budget" for a length whose
-    predicted time (from the last one: linear in N for addition, quadratic otherwise, as `dfst eval`)
+    predicted time (from the last one, grown as the task's step bound, as `dfst eval`)
     overruns the budget; None to go on."""
     if n > max(cfg.digits) and not fits_memory(task, n):
         return "memory"
     if cfg.budget is not None and levels:
-        last, power = levels[-1], 1 if task.operation == "add" else 2
-        if elapsed + last["seconds"] * (n / last["digits"]) ** power > cfg.budget:
+        last = levels[-1]
+        if elapsed + last["seconds"] * task.time_growth(n, last["digits"]) > cfg.budget:
             return "time_budget"
     return None
 

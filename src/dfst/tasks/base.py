@@ -138,6 +138,11 @@ class Task:
     def max_steps(self, instance: Instance) -> int:
         return self.step_bound(len(instance.a), len(instance.b), self.base)
 
+    def time_growth(self, n: int, last: int) -> float:
+        """How many times longer a length of n digits runs than one of `last`: its step bound's growth
+        (linear in addition and in div10x1's columns, quadratic in multiplication and reversal)."""
+        return self.step_bound(n, n, self.base) / self.step_bound(last, last, self.base)
+
     def hard_instances(self, n: int) -> list[Instance]:
         """The hard structured set at n digits, without duplicates."""
         seen, out = set(), []

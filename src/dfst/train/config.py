@@ -379,7 +379,10 @@ RECIPES: dict[str, TrainConfig] = {
                          finetune_frozen=1000),
     "mult10x1": replace(MULT, task="mult10x1", samples=400, max_digits=3, iters=4000, finetune=True,
                         finetune_frozen=1000),  # mult10's
-    "div10x1": replace(DEFAULT, task="div10x1", samples=600, restarts=8, sampler="pairs", finetune=True),
+    # the expert that divides on the grid (tasks/division.py): long PTOs as in multiplication, so
+    # MULT's noise and pair cover; 2-digit samples already show every rule; one restart was measured
+    "div10x1": replace(MULT, task="div10x1", samples=200, max_digits=2, restarts=1, iters=4000, finetune=True,
+                       finetune_frozen=1000),
 }
 
 # What `dfst train` takes from a recipe: what is trained, not how the run is watched (the evaluation
