@@ -40,7 +40,7 @@ from dfst.tasks.oneline import symbol_values
 
 ROWS = 6  # the four working rows and a blank margin above and below
 FIRST_COLUMN = 2  # a's first digit; its remainder cell (column 1) starts blank
-STEPS_PER_COLUMN = 827  # the most a column takes (89 ÷ 9): tests/test_more_tasks.py measures it
+STEPS_PER_COLUMN = 827  # the most a column takes (89 ÷ 9): tests/test_division.py measures it
 END_STEPS = 6  # past the last column: find the end, carry the remainder down and right
 
 
@@ -57,8 +57,8 @@ def build_divider_agent(base: int) -> Transducer:
 # DFST is free there): a column's counter is blank until it counts, then 1 to 9, and 0 only once
 # written as the digit of a finished column; P (row 3) and Q (row 4) are digits once written, P at
 # least 1 while a unit is being taken; a remainder (r, and x when the column ends) is below 9.
-# Found by running every instance of up to 3 digits (tests/test_more_tasks.py repeats it: these and
-# only these are never read).
+# Found by running every instance of up to 3 digits (tests/test_division.py checks it on every
+# instance of up to 2 digits and the 3-digit hard set: these and only these are never read).
 NEVER_READ = frozenset({
     *(("down_to_p", s) for s in "0123456789"), ("up_to_x", "0"), ("back_to_p", "0"), ("count", "0"),
     ("undo_down", "0"), ("undo_up", "0"), ("write_digit", "0"),  # the counter
