@@ -75,7 +75,9 @@ _BELOW_NINE = (*_DIGITS[:9], BLANK)  # what a counter reads before it adds one (
 def divider_rules() -> list[Rule]:
     """The whole rule table, before the rules no grid reaches (NEVER_READ) are dropped."""
     rules: list[Rule] = []
-    _subtract_rules(rules)
+    _take_unit_rules(rules)
+    _undo_rules(rules)
+    _count_rules(rules)
     _column_end_rules(rules)
     _remainder_rules(rules)
     return rules
@@ -95,8 +97,8 @@ def _pass(rules: list[Rule], state: str, nxt: str, move: str, reads=_ANY) -> Non
         _rule(rules, state, s, nxt, s, move)
 
 
-def _subtract_rules(rules: list[Rule]) -> None:
-    """One unit at a time from P to Q and off the value; a full subtraction counted; an overdraft undone."""
+def _take_unit_rules(rules: list[Rule]) -> None:
+    """One unit at a time from P to Q and off the value (borrowing ten from r when x is 0)."""
     for s in _DIGITS:
         _rule(rules, "next_digit", s, "down_to_p", s, "D")
     _rule(rules, "next_digit", BLANK, "end", BLANK, "L")
@@ -120,7 +122,10 @@ def _subtract_rules(rules: list[Rule]) -> None:
         _rule(rules, "take_p", s, "give_q", _DIGITS[_value(s) - 1], "D")
     for s in _BELOW_NINE:
         _rule(rules, "give_q", s, "take_unit", _DIGITS[_value(s) + 1], "U")
-    # the value ran out: every unit in Q goes back to P and to x
+
+
+def _undo_rules(rules: list[Rule]) -> None:
+    """The value ran out: every unit in Q goes back to P and to x; then the column ends."""
     _rule(rules, "undo", _DIGITS[0], "undo_down", _DIGITS[0], "D")
     _pass(rules, "undo_down", "undo_past_p", "D")
     _pass(rules, "undo_past_p", "undo_q", "D")
@@ -132,7 +137,10 @@ def _subtract_rules(rules: list[Rule]) -> None:
     _pass(rules, "undo_up", "undo_x", "U")
     for s in _DIGITS[:9]:
         _rule(rules, "undo_x", s, "undo_down", _DIGITS[_value(s) + 1], "D")
-    # a subtraction complete: count it, and Q's units go back to P
+
+
+def _count_rules(rules: list[Rule]) -> None:
+    """P is empty, so a subtraction is complete: count it, and Q's units go back to P."""
     for s in _BELOW_NINE:
         _rule(rules, "count", s, "refill_down", _DIGITS[_value(s) + 1], "D")
     _rule(rules, "refill_down", _DIGITS[0], "refill_q", _DIGITS[0], "D")
