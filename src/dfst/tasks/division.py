@@ -217,12 +217,11 @@ def hard_division(n: int, base: int) -> list[Instance]:
     from dfst.tasks.hard import _patterns
 
     digits = digit_symbols(base)
-    cases = {}
+    cases = []  # at 2 digits the two columns are one: Task.hard_instances drops the repeats
     for value, d in enumerate(digits[1:], 1):
-        for name, a in _patterns(n, base).items():
-            cases.setdefault((a, d), f"{name}_by_{d}")
+        cases += [Instance(a, d, f"{name}_by_{d}") for name, a in _patterns(n, base).items()]
         for r in digits[:value] if n >= 2 else ():
             for x in digits:
-                cases.setdefault((r + x + digits[-1] * (n - 2), d), f"r{r}_meets_{x}_by_{d}")
-                cases.setdefault((digits[0] * (n - 2) + r + x, d), f"r{r}_meets_{x}_last_by_{d}")
-    return [Instance(a, d, name) for (a, d), name in cases.items()]
+                cases += [Instance(r + x + digits[-1] * (n - 2), d, f"r{r}_meets_{x}_by_{d}"),
+                          Instance(digits[0] * (n - 2) + r + x, d, f"r{r}_meets_{x}_last_by_{d}")]
+    return cases
