@@ -116,7 +116,7 @@ class Task:
         """An instance with operands of n and m symbols where the task allows (its shape is what counts)."""
         if self.generate is None:
             top = self.operand_symbols[-1]
-            return self.check(top * n, top * m)
+            return self.check(top * n, top * m if self.operands == 2 else "")
         a, b = self.generate(np.random.default_rng(0), n, m, self.base)
         return Instance(a, b, "example")
 
@@ -133,6 +133,9 @@ class Task:
         if self.answer is None:
             return exact_answer(self.operation, instance.a, instance.b, self.base)
         answer = self.answer(instance.a, instance.b, self.base)
+        if not isinstance(answer, str):
+            raise DfstError(f"task {self.name}'s answer function returned {answer!r} "
+                            f"({type(answer).__name__}), not a string")
         return canonical(answer) if self.readout == "number" else answer
 
     def max_steps(self, instance: Instance) -> int:
@@ -170,10 +173,18 @@ class Task:
         return [self.random_instance(rng, n, m or n) for _ in range(count)]
 
     def random_instance(self, rng: np.random.Generator, n: int, m: int) -> Instance:
-        """One random instance of about n and m symbols, drawn from `rng` (the task's `generate`)."""
+        """One random instance of about n and m symbols, drawn from `rng` (the task's `generate`;
+        without one, random operands of the task's symbols: `a` alone for a task of one operand)."""
         if self.generate is not None:
             return Instance(*self.generate(rng, n, m, self.base))
-        return Instance(random_operand(rng, n, self.base), random_operand(rng, m, self.base))
+        a = self._symbols_of(random_operand(rng, n, self.base))
+        return Instance(a, self._symbols_of(random_operand(rng, m, self.base)) if self.operands == 2 else "")
+
+    def _symbols_of(self, digits: str) -> str:
+        """Digits (values 0..base-1) written in the task's operand symbols."""
+        if self.symbols is None:
+            return digits
+        return digits.translate(str.maketrans("".join(digit_symbols(self.base)), "".join(self.symbols)))
 
     def read_answer(self, cells: np.ndarray, answer: tuple[int, int]) -> str | None:
         """The answer the readout finds in the answer row up to the answer cell (by default: digits

@@ -14,10 +14,11 @@ operand (`operands=1`), operand symbols other than digits (`symbols`), how the a
   returning one (loaded the first time a name is not found).
 
 `register_task` refuses, with the reason, a task that breaks the contract: an alphabet that does not
-start with the operand symbols then the blank, an unknown readout, a layout whose head or answer
-cell is off its grid or that holds symbols outside the alphabet, an expert that does not halt
-within the step bound or whose answer is not the task's, on the hard instances of 1 to 3 digits
-and seeded random pairs of 1 to 5.
+start with the operand symbols then the blank, an unknown readout, and on short and long instances
+(`dfst.tasks.expert_check`: every instance of a few symbols, seeded random and structured ones up
+to 1,000 symbols where the step bound allows) a layout whose head or answer cell is off its grid or
+that holds symbols outside the alphabet, an expert that does not halt within the step bound or
+whose answer is not the task's. What was checked is recorded for `dfst certify` to say.
 """
 
 from __future__ import annotations
@@ -26,17 +27,13 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from dfst.errors import DfstError
-from dfst.grid.world import Outcome
 from dfst.tasks.base import BLANK, Task
+from dfst.tasks.expert_check import ExpertCheck, check_task_expert, record_check
 from dfst.tasks.readout import READOUTS
-from dfst.tasks.solve import solve
 
 ENTRY_POINT_GROUP = "dfst.tasks"
 TASKS_FILE_VARIABLE = "DFST_TASKS_FILE"
-CHECK_RANDOM = 8  # random pairs per length (1..5 digits) in the contract check
 _entry_points_loaded = False
 _sources: dict[str, str] = {}  # task name -> where it was registered from (a file loaded again replaces it)
 
@@ -51,10 +48,11 @@ def register_task(task: Task, source: str | None = None) -> Task:
     taken = task.name in TASKS and TASKS[task.name] is not task
     if taken and (source is None or _sources.get(task.name) != source):
         raise DfstError(f"task {task.name!r} is already registered (pick another name)")
-    problem = contract_problem(task)
+    problem, check = _contract(task)
     if problem is not None:
         raise DfstError(f"task {task.name!r} refused: {problem}")
     TASKS[task.name] = task
+    record_check(task, check)
     if source is not None:
         _sources[task.name] = source
     if "dfst.grid.gym" in sys.modules:  # its environment too, once gymnasium's registry is loaded
@@ -64,50 +62,27 @@ def register_task(task: Task, source: str | None = None) -> Task:
 
 def contract_problem(task: Task) -> str | None:
     """The first way `task` breaks the contract (the module doc), in words, or None."""
+    return _contract(task)[0]
+
+
+def _contract(task: Task) -> tuple[str | None, ExpertCheck | None]:
+    """The first problem (or None) and, past the alphabet's checks, what the expert was checked on."""
     if not task.name or not task.name.replace("_", "").isalnum():
-        return "its name must be letters, digits and underscores"
+        return "its name must be letters, digits and underscores", None
     try:
         alphabet = task.agent.alphabet
     except DfstError as exc:
-        return f"its expert is invalid: {exc}"
+        return f"its expert is invalid: {exc}", None
     if task.operands not in (1, 2):
-        return f"operands must be 1 or 2, not {task.operands!r}"
+        return f"operands must be 1 or 2, not {task.operands!r}", None
     if task.readout not in READOUTS:
-        return f"readout {task.readout!r} is not one of {', '.join(READOUTS)}"
+        return f"readout {task.readout!r} is not one of {', '.join(READOUTS)}", None
     if len(task.operand_symbols) != task.base:
-        return f"it has {len(task.operand_symbols)} operand symbols for base {task.base}"
+        return f"it has {len(task.operand_symbols)} operand symbols for base {task.base}", None
     if tuple(alphabet[: task.base + 1]) != (*task.operand_symbols, BLANK):
         return (f"its alphabet {list(alphabet)} does not start with the operand symbols "
-                f"{list(task.operand_symbols)} then the blank {BLANK!r}")
-    for instance in _check_instances(task):
-        problem = _instance_problem(task, instance)
-        if problem is not None:
-            return f"on {instance.a}, {instance.b}: {problem}"
-    return None
-
-
-def _check_instances(task: Task) -> list:
-    found = [inst for n in range(1, 4) for inst in task.hard_instances(n)]
-    return found + [inst for n in range(1, 6) for inst in task.random_instances(n, CHECK_RANDOM, seed=n)]
-
-
-def _instance_problem(task: Task, instance) -> str | None:
-    layout = task.layout(instance)
-    cells = layout.cells
-    if not isinstance(cells, np.ndarray) or cells.ndim != 2 or cells.dtype != np.uint8:
-        return "the layout's cells are not a 2D uint8 array"
-    rows, cols = cells.shape
-    for what, (r, c) in (("head", layout.head), ("answer cell", layout.answer)):
-        if not (0 <= r < rows and 0 <= c < cols):
-            return f"the {what} {(r, c)} is off the {rows}x{cols} grid"
-    if cells.max(initial=0) >= len(task.alphabet):
-        return "the layout holds a symbol outside the alphabet"
-    solution = solve(task, instance)
-    run = solution.run
-    if run.outcome != Outcome.HALTED:
-        return f"the expert does not halt within the step bound ({run.outcome} after {run.steps:,} steps)"
-    return None if solution.correct else \
-        f"the expert answers {solution.result} where the task expects {task.expected(instance)}"
+                f"{list(task.operand_symbols)} then the blank {BLANK!r}"), None
+    return check_task_expert(task)
 
 
 def load_tasks_file(path: str | Path) -> list[str]:
