@@ -397,7 +397,8 @@ def seed_plan(tasks: str, seeds: int, first_seed: int) -> dict[str, list[int]]:
             plan[name] = _seeds_of(item, count, seeds, first_seed)
     if not plan or unknown:
         given = ", ".join(unknown) or "(none given)"
-        raise DfstError(f"unknown task(s) {given} (known: {', '.join(RECIPES)})")
+        raise DfstError(f"unknown task(s) {given} (known: {', '.join(RECIPES)}; dfst reproduce takes the "
+                        "built-in tasks, not those of a --tasks-file: train yours with dfst train)")
     return plan
 
 

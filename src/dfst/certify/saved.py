@@ -3,6 +3,10 @@
 `certify_checkpoint` is what `dfst certify` runs: the proof search against the task's expert (or a
 given agent), the independent checker on the certificate it produced, and the certificate file.
 `check_saved_certificate` is `dfst check-certificate`.
+
+What a CERTIFIED verdict proves is said in its report and certificate (`proof_statement`): the model
+equals the expert (or the agent) on every input; that the expert computes the task's answer is
+tested, on the instances `dfst.tasks.expert_check` lists, not proved.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dfst.certify.certificate import FORMAT as CERTIFICATE_FORMAT
 from dfst.certify.check import check_certificate
 from dfst.certify.core import certify
 from dfst.errors import DfstError
+from dfst.tasks.base import Task
 
 
 def certify_checkpoint(checkpoint: str | Path, *, task: str | None = None,
@@ -39,6 +44,9 @@ def certify_checkpoint(checkpoint: str | Path, *, task: str | None = None,
     result = certify(weights, the_task, agent=agent, rescale=rescale)
     report = result.to_dict() | {"checkpoint": str(checkpoint), "task": the_task.name} | the_task.describe()
     if result.certificate is not None:
+        statement = proof_statement(the_task, result.max_digits)
+        report |= statement
+        result.certificate |= statement
         ok, why = check_certificate(result.certificate, weights.A, weights.B, weights.C, weights.h0, agent)
         report["checker"] = why if ok else f"REJECTED: {why}"
         if out is not None:
@@ -47,6 +55,22 @@ def certify_checkpoint(checkpoint: str | Path, *, task: str | None = None,
     covered = result.max_digits is None or (digits is not None and result.max_digits >= digits)
     holds = result.verdict == "CERTIFIED" and covered and not report["checker"].startswith("REJECTED")
     return report, holds
+
+
+def proof_statement(task: Task, max_digits: int | None) -> dict:
+    """What a certificate about `task`'s reference proves, in words ("proves"), and what that
+    reference was checked on ("expert_check": the task's own expert only; an agent is its own reference)."""
+    from dfst.tasks.expert_check import expert_check
+
+    scope = "on every input length" if max_digits is None else \
+        f"on every input of at most {max_digits:,} digits"
+    if task.reference == "agent":
+        about = task.describe()
+        return {"proves": f"equal to agent {about['agent']!r} ({about['agent_file']}) {scope}; that agent is "
+                          f"the reference: its answers are not checked against {task.name}'s"}
+    check, unit = expert_check(task), "symbols" if task.symbols else "digits"
+    return {"proves": f"equal to {task.name}'s expert {scope}; the expert was {check.describe(unit)}",
+            "expert_check": check.to_dict()}
 
 
 def check_saved_certificate(certificate: str | Path, checkpoint: str | Path) -> tuple[bool, str]:

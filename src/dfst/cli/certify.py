@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from dfst.cli.app import (
     AgentReferenceOption,
@@ -36,9 +37,13 @@ def certify_command(
     """CERTIFIED (with a certificate), COUNTEREXAMPLE, or INCONCLUSIVE (with a diagnosis).
 
     CERTIFIED is for every length, or up to max_digits (a bounded certificate: every instance of
-    at most that many digits). Exit code 0: CERTIFIED for every length (with --digits N: at least up
-    to N digits) and the certificate accepted by the independent checker; 1: otherwise
-    (COUNTEREXAMPLE, INCONCLUSIVE, a bound below what was asked, a rejected certificate); 2: bad input."""
+    at most that many digits), and says what it proves: the model equals the task's expert (or the
+    agent it imitates) on every input; the expert itself was checked against the task's answer on the
+    instances it names, a test, not a proof (docs/certify.md).
+
+    Exit code 0: CERTIFIED for every length (with --digits N: at least up to N digits) and the
+    certificate accepted by the independent checker; 1: otherwise (COUNTEREXAMPLE, INCONCLUSIVE, a
+    bound below what was asked, a rejected certificate); 2: bad input."""
     from dfst.certify.saved import certify_checkpoint
 
     if out is not None:
@@ -50,10 +55,9 @@ def certify_command(
         print_json(report)
         return 0 if holds else 1
     colour = {"CERTIFIED": "green", "COUNTEREXAMPLE": "red"}.get(report["verdict"], "yellow")
-    scope = f" up to {report['max_digits']:,} digits" if "max_digits" in report else \
-        " for every length" if report["verdict"] == "CERTIFIED" else ""
-    console.print(f"[{colour}]{report['verdict']}[/]{scope} ({report['task']}, {report['mode']} mode, "
-                  f"{report['seconds']:.3f} s)")
+    proves = f": {escape(report['proves'])}" if "proves" in report else ""
+    console.print(f"[{colour}]{report['verdict']}[/] ({report['task']}, {report['mode']} mode, "
+                  f"{report['seconds']:.3f} s){proves}", highlight=False)
     for key in ("proof", "nodes", "checker", "certificate", "counterexample", "diagnosis"):
         if key in report:
             console.print(f"  {key}: {json.dumps(report[key])}", highlight=False, markup=False)

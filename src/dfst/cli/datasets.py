@@ -41,7 +41,7 @@ def data_command(
     """Record the PTOs (symbol read, symbol written, move) of random instances into a dataset file
     (the expert's, or with --agent your agent's; the file keeps the agent).
 
-    Uniform sampler: operand lengths are drawn independently and uniformly from [min-digits,
+    Uniform sampler: operand lengths are drawn independently and uniformly from \\[min-digits,
     max-digits]; operands have a non-zero leading digit. 20 uniform add2 samples miss rules (dfst
     coverage says which): --sampler cover picks instances that use every rule first, as dfst train
     does. The same seed gives a byte-identical file.

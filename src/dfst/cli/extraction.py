@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from dfst.cli.app import JsonOption, app, console, print_json
+from dfst.tasks.user import dfst_command
 
 
 @app.command("extract")
@@ -35,11 +36,12 @@ def extract_command(
     agent, task = found.extraction.agent, found.task
     if found.target.run is not None:
         save_extraction(found.extraction, out, task=task, provenance=provenance(found), overwrite=force)
-        written, hint = {"checkpoint": str(out)}, f"evaluate with: dfst eval {out}"
+        written, hint = {"checkpoint": str(out)}, f"evaluate with: {dfst_command(task.name)} eval {out}"
     else:
         check_output_file(out, force=force)
         save_transducer(agent, out)
-        written, hint = {"agent": str(out)}, f"compile with: dfst compile {task.name} --agent {out} --out DIR"
+        written, hint = {"agent": str(out)}, \
+            f"compile with: {dfst_command(task.name)} compile {task.name} --agent {out} --out DIR"
     info = {**written, "task": task.name, "from": found.source, "method": found.method,
             "states": agent.d, "rules": found.extraction.pairs, "radius": found.extraction.radius,
             "expert_states": task.agent.d, "expert_rules": len(task.agent.rules), **task.describe()}

@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from dfst.cli.app import JsonOption, app, console, print_json, print_table
+from dfst.tasks.user import dfst_command
 from dfst.train.finetune import FinetuneConfig
 
 _D = FinetuneConfig()  # the defaults of the options are the library's
@@ -72,4 +73,5 @@ def finetune_command(
     print_table(table)
     console.print(f"{summary['blocks']} blocks, {summary['transitions']} transitions; "
                   f"{summary['cpu_seconds']:.0f} CPU s\nmodel: {summary['model']}\n"
-                  f"evaluate with: dfst eval {summary['model']} --digits 10,100,1000,10000")
+                  f"evaluate with: {dfst_command(summary['task'])} eval {summary['model']} "
+                  "--digits 10,100,1000,10000", highlight=False)

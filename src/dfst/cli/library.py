@@ -84,7 +84,7 @@ def library_experiment_command(
     name: str = typer.Argument(..., metavar="NAME", help="depth: seed 002's experiment (b), its Table 1; "
                                "ops: its experiment (a), circuits vs tables (Figure 3); "
                                "llm: its experiment (c), a minimal LLaMA using the mod-n calculator "
-                               "(needs dfst[library-llm])."),
+                               "(needs dfst\\[library-llm])."),
     base: int = typer.Option(128, "--base", help="128 or 256 in the seed."),
     depths: str = typer.Option("1,2,3,4,5,6", "--depths", help="Recursion depths."),
     epochs: int = typer.Option(30, "--epochs", help="Passes over the training pairs."),

@@ -77,7 +77,9 @@ def get_task(name: str) -> Task:
 
         load_entry_points()
     if name not in TASKS:
-        raise DfstError(f"unknown task {name!r} (known: {', '.join(TASKS)})")
+        raise DfstError(f"unknown task {name!r} (known: {', '.join(TASKS)}); a task of your own is "
+                        "registered by its file: dfst --tasks-file FILE.py COMMAND ..., or DFST_TASKS_FILE "
+                        "(docs/tasks.md)")
     return TASKS[name]
 
 

@@ -41,7 +41,7 @@ LENGTHS = (6, 7, 8, 9, 10, 12, 16, 20, 30, 32, 64, 65, 100, 128, 200, 300, 500, 
 LONG_RANDOM = 4  # seeded random instances per long length (and two of each unequal shape)
 HARD_LENGTH = 12  # the hard set is run at the long lengths up to this one
 LONG_STEPS = 10**6  # the largest step bound (on two operands of the length) a long length may have
-_CHECKS: dict[str, tuple[Task, "ExpertCheck"]] = {}  # task name -> (the task, its check), as recorded
+_CHECKS: dict[str, tuple[Task, ExpertCheck]] = {}  # task name -> (the task, its check), as recorded
 
 
 @dataclass(frozen=True)
@@ -57,10 +57,10 @@ class ExpertCheck:
     def max_digits(self) -> int:
         return max(self.lengths, default=0)
 
-    def describe(self) -> str:
-        """'checked against ... on 1,234 instances of 1 to 1,000 symbols (a test, not a proof)'."""
+    def describe(self, unit: str = "digits") -> str:
+        """'checked against ... on 1,234 instances of 1 to 1,000 digits (a test, not a proof)'."""
         return (f"checked against {self.against} on {self.instances:,} instances of 1 to "
-                f"{self.max_digits:,} symbols (a test, not a proof)")
+                f"{self.max_digits:,} {unit} (a test, not a proof)")
 
     def to_dict(self) -> dict:
         return {"instances": self.instances, "max_digits": self.max_digits, "lengths": list(self.lengths),

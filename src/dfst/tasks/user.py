@@ -24,6 +24,7 @@ whose answer is not the task's. What was checked is recorded for `dfst certify` 
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -83,6 +84,13 @@ def _contract(task: Task) -> tuple[str | None, ExpertCheck | None]:
         return (f"its alphabet {list(alphabet)} does not start with the operand symbols "
                 f"{list(task.operand_symbols)} then the blank {BLANK!r}"), None
     return check_task_expert(task)
+
+
+def dfst_command(task_name: str) -> str:
+    """How a command about `task_name` starts, for the commands dfst prints as hints: "dfst", or
+    "dfst --tasks-file FILE" for a task registered from a file (a new process needs the file again)."""
+    source = _sources.get(task_name)
+    return "dfst" if source is None else f"dfst --tasks-file {shlex.quote(source)}"
 
 
 def load_tasks_file(path: str | Path) -> list[str]:
