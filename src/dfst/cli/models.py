@@ -29,6 +29,7 @@ from dfst.errors import DfstError
 from dfst.eval_files import REPORT_FILE, load_for_eval, prepare_report_dir, replay_failure, save_reports
 from dfst.evaluate import EvalConfig, check_lengths, run_protocol
 from dfst.tasks import get_task
+from dfst.tasks.user import dfst_command
 
 
 @app.command("compile")
@@ -142,7 +143,7 @@ def _print_report(report: dict) -> None:
     if report["first_failure"]:
         f = report["first_failure"]
         console.print(f"[red]first failure[/]: {f['name']} at {f['digits']:,} digits ({f['verdict']}); "
-                      f"replay with: dfst replay {report['checkpoint']}")
+                      f"replay with: {dfst_command(report['task'])} replay {report['checkpoint']}")
     if report["plot"] is not None:
         console.print(f"report: {Path(report['checkpoint']) / REPORT_FILE}   plot: {report['plot']}")
 

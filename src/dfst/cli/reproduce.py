@@ -103,7 +103,7 @@ def reproduce_command(
     A stored result is reused only if it was made with the same training config and evaluation
     protocol; otherwise pass --rerun or --accept-stored. With --agent FILE every task of the plan
     learns that agent (on the task's layout) and is scored against its answers; its runs and results
-    go by TASK@NAME (NAME: the file's name), its rows by "DFST [agent NAME]". With --executor ray
+    go by TASK@NAME (NAME: the file's name), its rows by "DFST \\[agent NAME]". With --executor ray
     each seed to train is a Ray task (docs/scaling.md); a seed that fails twice is reported, left out
     of the table, and makes the exit code 1."""
     from dfst import reproduce as lib

@@ -20,6 +20,7 @@ from dfst.cli.agents import MaxMemoryOption, memory_bound
 from dfst.cli.app import JsonOption, app, console, note_agent, parse_int_list, print_json, print_table
 from dfst.errors import DfstError
 from dfst.tasks.own_agent import resolve_task
+from dfst.tasks.user import dfst_command
 from dfst.train.config import (
     command_line,
     config_types,
@@ -219,7 +220,8 @@ def _print_summary(summary: dict, cfg: dict) -> None:
     print_table(table)
     mode = "" if fine else " --rescale"  # the fine-tuned weights are meant to run with plain h
     console.print(f"model: {summary['model']}   metrics: {summary['metrics']}\n"
-                  f"evaluate further with: dfst eval {summary['model']} --until-fail{mode}")
+                  f"evaluate further with: {dfst_command(summary['task'])} eval {summary['model']} "
+                  f"--until-fail{mode}", highlight=False)
 
 
 def _finetune_rows(tuned: dict) -> dict[str, str]:
