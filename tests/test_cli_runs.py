@@ -16,7 +16,8 @@ def test_report_and_plot_runs(capsys, tmp_path):
         runs.append(out)
     rows = run_json(capsys, "report-runs", *runs)
     assert [r["run"] for r in rows] == ["r0", "r1"]
-    assert all(r["iterations"] == 20 and r["samples"] == 20 and r["robust LG"] in (0, 3) for r in rows)
+    assert all(r["iterations"] == 20 and r["samples"] == 20 and r["robust LG (model)"] in (0, 3)
+               for r in rows)
     assert all(r["task"] == "add2" and r["CPU seconds"] > 0 for r in rows)
     code, out, _ = run(capsys, "report-runs", *runs, "--markdown")
     assert code == 0 and out.count("\n") == 4 and out.startswith("| run | task |")

@@ -167,11 +167,13 @@ def test_a_run_result_and_its_row_with_and_without_an_evaluation():
     r = Result.from_run_summary(summary, name="r0").checked("summary.json")
     assert (r.robust_lg, r.train_seconds, r.levels) == (None, 3.9, [])
     assert run_row(r) == {"run": "r0", "task": "add2", "samples": 20, "d": 9, "iterations": 20,
-                          "final loss": "5.77e-01", "robust LG": None, "probabilistic LG": None,
+                          "final loss": "5.77e-01", "robust LG (model)": None,
+                          "probabilistic LG (model)": None,
+                          "robust LG (trained, before fine-tuning)": "-",  # not fine-tuned
                           "CPU seconds": 3.9, "wall seconds": 2.0}  # CPU seconds are the process time
     old = Result.from_run_summary(summary | {"cpu_seconds": None}, name="old")
     assert run_row(old)["CPU seconds"] == "n/a"
     evaluated = summary | {"final_loss": None, "eval": {"robust_max_digits": 3, "probabilistic_max_digits": 5,
                                                         "levels": [LEVEL]}}
     row = run_row(Result.from_run_summary(evaluated, name="r1"))
-    assert (row["robust LG"], row["probabilistic LG"], row["final loss"]) == (3, 5, "nan")
+    assert (row["robust LG (model)"], row["probabilistic LG (model)"], row["final loss"]) == (3, 5, "nan")

@@ -127,8 +127,14 @@ class Result:
     @classmethod
     def from_run_summary(cls, summary: dict, *, name: str) -> Result:
         """A training run's result: its summary.json (checked with `records.summary`); the LG of the
-        run's last evaluation, null if it never evaluated. `name` says which run it is."""
-        evaluation = summary["eval"] or {}
+        run's model (RUN/model: the fine-tuned weights' evaluation with plain h where the run was
+        fine-tuned, else its last evaluation), null if it never evaluated; a fine-tuned run keeps the
+        trained weights' LG (before fine-tuning) as details["trained_robust_lg"]. `name` says which
+        run it is."""
+        trained = summary["eval"] or {}
+        tuned = _object(summary.get("finetune"))
+        tuned_eval = _object(tuned.get("eval_plain")) if "error" not in tuned else {}
+        evaluation = tuned_eval or trained
         return cls(
             system="DFST", task=summary["task"], seed=None, samples=summary["samples"],
             params=summary.get("params"), max_train_digits=None,
@@ -136,7 +142,9 @@ class Result:
             probabilistic_lg=evaluation.get("probabilistic_max_digits"),
             train_seconds=summary.get("cpu_seconds"), hardware=None, levels=evaluation.get("levels", []),
             details={"run": name, "d": summary["d"], "iterations": summary["iterations"],
-                     "final_loss": summary["final_loss"], "wall_seconds": summary["seconds"]})
+                     "final_loss": summary["final_loss"], "wall_seconds": summary["seconds"],
+                     "fine_tuned": bool(tuned_eval),
+                     "trained_robust_lg": trained.get("robust_max_digits") if tuned_eval else None})
 
 
 def is_result(data: object) -> bool:

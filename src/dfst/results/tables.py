@@ -22,8 +22,11 @@ DISPLAY_COLUMNS = ("system", "task", "seeds", "samples", "params", "max train di
                    "probabilistic LG", "certified (all / bounded / none)", "train s", "hardware")
 REPORT_COLUMNS = ("task", "model", "params", "robust LG", "probabilistic LG", "largest N tested", "h mode",
                   "eval seconds")
-RUN_COLUMNS = ("run", "task", "samples", "d", "iterations", "final loss", "robust LG", "probabilistic LG",
-               "CPU seconds", "wall seconds")
+# report-runs: the LG of RUN/model (fine-tuned where the recipe fine-tunes), and of the trained weights
+# before fine-tuning (RUN/trained, h rescaled) in a column of its own, "-" for a run not fine-tuned
+RUN_COLUMNS = ("run", "task", "samples", "d", "iterations", "final loss", "robust LG (model)",
+               "probabilistic LG (model)", "robust LG (trained, before fine-tuning)", "CPU seconds",
+               "wall seconds")
 
 
 # ----------------------------------------------------------------------------- the comparison
@@ -144,7 +147,8 @@ def run_rows(runs: Sequence[Path]) -> list[dict]:
 
 
 def run_row(result: Result) -> dict:
-    """A run's result (`Result.from_run_summary`) as a row of `dfst report-runs`: "CPU seconds" is the
+    """A run's result (`Result.from_run_summary`) as a row of `dfst report-runs`: the LG of the run's
+    model and, where it was fine-tuned, of the trained weights before; "CPU seconds" is the
     process time of the run (every resumed segment, fine-tuning included; "n/a" for a run from before
     dfst counted it), "wall seconds" the time on the clock."""
     details = result.details
@@ -152,6 +156,8 @@ def run_row(result: Result) -> dict:
     cpu = result.train_seconds
     return {"run": details["run"], "task": result.task, "samples": result.samples, "d": details["d"],
             "iterations": details["iterations"], "final loss": f"{loss:.2e}" if loss is not None else "nan",
-            "robust LG": result.robust_lg, "probabilistic LG": result.probabilistic_lg,
+            "robust LG (model)": result.robust_lg, "probabilistic LG (model)": result.probabilistic_lg,
+            "robust LG (trained, before fine-tuning)": details["trained_robust_lg"]
+            if details.get("fine_tuned") else "-",
             "CPU seconds": "n/a" if cpu is None else round(cpu, 1),
             "wall seconds": round(details["wall_seconds"], 1)}
