@@ -1,4 +1,5 @@
-"""README's "Layout of the code" names every module and package of src/dfst, and nothing that is gone."""
+"""The "Layout of the code" of docs/architecture.md names every module and package of src/dfst, and
+nothing that is gone."""
 
 from __future__ import annotations
 
@@ -10,16 +11,16 @@ PACKAGE = ROOT / "src" / "dfst"
 
 
 def _layout_block() -> str:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "architecture.md").read_text()
     section = text.split("## Layout of the code", 1)[1]
     return section.split("```", 2)[1]
 
 
-def test_the_readme_layout_names_every_module_and_package():
+def test_the_code_layout_names_every_module_and_package():
     block = _layout_block()
     named = set(re.findall(r"([A-Za-z_]\w*(?:\.py|/))", block))
     present = {p.name + "/" for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
     present |= {p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py"}
-    assert present - named == set(), "modules missing from README's layout"
+    assert present - named == set(), "modules missing from the layout in docs/architecture.md"
     gone = {n for n in named if n.endswith(".py")} - present
     assert gone == set(), "modules that are gone"

@@ -316,7 +316,7 @@ README_PLAN = ("add2,add10:1-9,mult2,mult10:2,sub2:0-0,sub10:0-0,compare2:0-0,co
 
 
 def test_the_committed_results_are_reused_without_training(tmp_path, monkeypatch):
-    """`dfst reproduce --tasks PLAN --accept-stored` (the README's PLAN) on the committed results:
+    """`dfst reproduce --tasks PLAN --accept-stored` (the PLAN of docs/tables.md) on the committed results:
     nothing trained."""
     import shutil
 
@@ -329,11 +329,11 @@ def test_the_committed_results_are_reused_without_training(tmp_path, monkeypatch
     results = tmp_path / "dfst"
     shutil.copytree(REPO / "results" / "dfst", results)
     before = tree(results)
-    assert f"PLAN: `{README_PLAN}`" in (REPO / "README.md").read_text()
+    assert f"PLAN: `{README_PLAN}`" in (REPO / "docs" / "tables.md").read_text()
     plan = seed_plan(README_PLAN, seeds=10, first_seed=0)
     notes = []  # results made with an older hard set than their task's: used as they are, and said so
     rows = dfst.reproduce.reproduce(plan, tmp_path / "runs", results, accept_stored=True, warn=notes.append)
-    # div10x1 was evaluated with --no-certify (its certify ran past an hour; README says so)
+    # div10x1 was evaluated with --no-certify (its certify ran past an hour; docs/tables.md says so)
     uncertified = [note for note in notes if note.endswith("made with eval.certify=False, not True")]
     assert [note.split(":")[0] for note in uncertified] == ["div10x1 seed 0"]
     older = [re.search(r"made with eval\.hard_set=(\d+), not (\d+)$", note) for note in notes

@@ -1,0 +1,169 @@
+"""README.md and the docs it links to say what the code does: the headline table equals the stored
+results, the generated tables of docs/tables.md are current, every tour command works from an empty
+directory, and the Python blocks run (reusing the tour's training run) and say what they claim."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import io
+import re
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+TABLES = ROOT / "docs" / "tables.md"
+
+# The paper's Table 1 (DFST rows): PTOs, max training digits, parameters, robust LG reached.
+PAPER = {"add2": ("20 (3)", "1,020", "3,850"), "add10": ("225 (3)", "8,900", "2,450"),
+         "mult2": ("750 (5)", "5,280", "600"), "mult10": ("10,000 (5)", "162,108", "180")}
+
+
+def section(text: str, heading: str) -> str:
+    """The text of the section whose heading starts with `heading`, up to the next one."""
+    return text.split(f"\n## {heading}", 1)[1].split("\n## ", 1)[0]
+
+
+def table_rows(text: str) -> list[list[str]]:
+    """The cells of a Markdown table's body rows."""
+    rows = [line.strip("|").split("|") for line in text.splitlines() if line.startswith("| ")]
+    return [[cell.strip() for cell in row] for row in rows[1:]]
+
+
+def blocks(text: str, language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
+
+
+def tour_commands() -> list[list[str]]:
+    """The tour's commands as argv lists, comments dropped (two spaces before a # start one)."""
+    block = blocks(section(README.read_text(), "A tour of the command line"), "sh")[0]
+    return [shlex.split(re.split(r"\s{2,}#", line)[0]) for line in block.splitlines() if line.strip()]
+
+
+# ----------------------------------------------------------------------------- figures
+
+
+def test_the_headline_table_is_the_stored_results():
+    from dfst.results import load_results
+    from dfst.results.certified import certified_kind
+
+    text = section(README.read_text(), "What it achieves")
+    plan = re.search(r"`dfst reproduce --tasks ([^ `]+) --accept-stored`", text)[1]
+    seeds = {"add2": range(10), "add10": range(1, 10), "mult2": range(10), "mult10": range(2)}
+    assert plan == "add2,add10:1-9,mult2,mult10:2"
+    results = load_results(ROOT / "results" / "dfst")
+    rows = table_rows(text)
+    assert [row[0] for row in rows] == list(PAPER)
+    for task, paper_ptos, paper_params, paper_lg, ptos, params, n, robust, certified in rows:
+        assert (paper_ptos, paper_params, paper_lg) == PAPER[task]
+        mine = [r for r in results if r.task == task and r.seed in seeds[task]]
+        model = [r for r in mine if r.system == "DFST"]
+        extracted = [r for r in mine if r.system == "DFST (extracted)"]
+        assert len(model) == len(extracted) == len(seeds[task]) == int(n)
+        assert {f"{r.samples:,} ({r.max_train_digits})" for r in model} == {ptos}
+        assert {f"{r.params:,}" for r in model} == {params}
+        assert robust == f"{min(r.robust_lg for r in model):,}"
+        whole = sum(certified_kind(r) == "all" for r in extracted)  # CERTIFIED, checker ok, no bound
+        assert certified == f"{whole} of {n}"
+
+
+def test_the_comparison_block_is_what_dfst_table_writes(tmp_path, monkeypatch):
+    from dfst.results.tables import MARK_END, MARK_START, comparison
+
+    copy = tmp_path / "tables.md"
+    shutil.copy(TABLES, copy)
+    monkeypatch.chdir(ROOT)
+    comparison(Path("results"), copy)
+
+    def table(path: Path) -> str:  # the rows, not the note above them (it names the file)
+        block = path.read_text().split(MARK_START, 1)[1].split(MARK_END, 1)[0]
+        return "\n".join(line for line in block.splitlines() if line.startswith("|"))
+    assert table(copy) == table(TABLES)
+
+
+def test_the_reproduce_block_is_what_dfst_reproduce_writes(tmp_path, monkeypatch):
+    import dfst.reproduce
+    from dfst.cli.reproduce import seed_plan
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("the stored results are incomplete: reproduce would train")
+    monkeypatch.setattr(dfst.reproduce, "train", no_training)
+    plan = re.search(r"PLAN: `([^`]+)`", TABLES.read_text())[1]
+    results = tmp_path / "dfst"
+    shutil.copytree(ROOT / "results" / "dfst", results)
+    rows = dfst.reproduce.reproduce(seed_plan(plan, seeds=10, first_seed=0), tmp_path / "runs", results,
+                                    accept_stored=True, warn=lambda note: None)
+    copy = tmp_path / "tables.md"
+    shutil.copy(TABLES, copy)
+    dfst.reproduce.write_readme(copy, rows)
+    assert copy.read_text() == TABLES.read_text()
+
+
+def test_the_readme_names_only_documents_that_exist():
+    text = README.read_text()
+    for link in re.findall(r"\]\(((?:docs|examples)/[^)#]+)\)", text):
+        assert (ROOT / link).exists(), link
+    for link in re.findall(r"\]\(([a-z_]+\.md)\)", (ROOT / "docs" / "tables.md").read_text()):
+        assert (ROOT / "docs" / link).exists(), link
+
+
+def test_the_import_lines_of_docs_tasks_work():
+    text = (ROOT / "docs" / "tasks.md").read_text()
+    lines = [line.split("#")[0] for block in blocks(text, "python") for line in block.splitlines()
+             if line.startswith(("from dfst", "import dfst"))]
+    assert any("Layout" in line for line in lines) and any("Instance" in line for line in lines)
+    for line in lines:
+        exec(line, {})
+
+
+# ----------------------------------------------------------------------------- the tour, then the API
+
+
+def test_the_tour_runs_from_an_empty_directory_and_the_api_blocks_say_what_they_claim(tmp_path, monkeypatch,
+                                                                                      capsys):
+    """Every tour command, as written, from an empty directory (exit 0: each check holds); then the
+    README's Python blocks in order in one namespace, where `train` finds the tour's finished run."""
+    from dfst.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "120")
+    commands = tour_commands()
+    assert commands and all(argv[0] == "dfst" for argv in commands)
+    assert ["dfst", "train", "add2", "--seed", "0", "--out", "runs/add2-s0"] in commands
+    for argv in commands:
+        args = [match for arg in argv[1:] for match in (sorted(glob.glob(arg)) if "*" in arg else [arg])]
+        code = main(args)
+        out, err = capsys.readouterr()
+        assert code == 0, f"{shlex.join(argv)}: exit {code}\n{out[-2000:]}\n{err[-2000:]}"
+
+    namespace: dict = {}
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        for block in blocks(README.read_text(), "python"):
+            exec(compile(block, "README.md", "exec"), namespace)
+    proof = namespace["proof"]
+    assert proof.verdict == "CERTIFIED" and proof.max_digits is not None and proof.max_digits >= 400
+    lines = printed.getvalue().splitlines()
+    assert lines[-2] == f"CERTIFIED {proof.max_digits}"
+    assert lines[-1] == "CERTIFIED"  # the automaton read off: for every length
+
+
+@pytest.mark.parametrize("task", ["add2"])
+def test_the_api_block_trains_what_dfst_train_trains(task):
+    """`configure(task, {"seed": 0})`, the README's call, is `dfst train TASK --seed 0`'s config, and
+    differs from the recipe `dfst reproduce` trains only in how the run is watched."""
+    from dataclasses import asdict
+
+    from dfst.recipes import recipe
+    from dfst.train.config import GROUP_OF, WATCHING, configure, flat_fields
+
+    cfg, set_by = configure(task, {"seed": 0})
+    assert cfg.finetune and set_by["recipe"][task]["finetune"]
+    ours, theirs = asdict(cfg), asdict(recipe(task, seed=0))
+    assert ours.keys() == theirs.keys()
+    differ = {f.name for f in flat_fields() if getattr(cfg, f.name) != getattr(recipe(task, seed=0), f.name)}
+    assert {GROUP_OF[name] for name in differ} <= set(WATCHING)
