@@ -103,7 +103,7 @@ def test_eval_of_a_good_model_removes_a_stale_failure(capsys, rewired_dir):
     assert report["first_failure"] is None and report["robust_max_digits"] == 5
     assert not (rewired_dir / "first_failure.json").exists()
     code, _, err = run(capsys, "replay", rewired_dir)
-    assert_one_line_error(code, err, "no saved instance")
+    assert_one_line_error(code, err, "nothing to replay")
 
 
 def test_until_fail_ends_at_max_digits(capsys, expert_dir):

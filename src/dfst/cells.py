@@ -15,8 +15,6 @@ from typing import Any
 from dfst.executors import Outcome, Update, run_cells
 from dfst.reproduce import reproduce_seed, settled_seed
 
-CELL_FILE = "cell.json"  # in a sweep cell's results directory: what the cell is
-
 
 @dataclass(frozen=True)
 class Cell:

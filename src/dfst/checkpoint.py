@@ -82,7 +82,7 @@ def _prepare_directory(directory: Path, overwrite: bool) -> Path:
 
 def _check_replaceable(directory: Path, overwrite: bool) -> None:
     """A non-empty directory may be replaced only with --force, and only if all of it is dfst's."""
-    from dfst.outputs import is_temp_of
+    from dfst.outputs import is_temp_of, refuse_foreign
 
     if not is_checkpoint(directory):
         raise DfstError(f"checkpoint directory {directory} is not empty and holds no dfst checkpoint "
@@ -94,6 +94,8 @@ def _check_replaceable(directory: Path, overwrite: bool) -> None:
     if foreign:
         raise DfstError(f"{directory} holds {foreign[0]!r}, which is not a dfst checkpoint file; "
                         "--force replaces only a directory that is all dfst's (choose another path)")
+    for name in OWN_FILES:  # a user's file under one of those names is not dfst's either
+        refuse_foreign(directory / name, "--force would remove it with the old checkpoint")
 
 
 def is_checkpoint(directory: Path) -> bool:

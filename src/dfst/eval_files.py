@@ -5,7 +5,8 @@
     DIR/first_failure.json   the first instance that failed (removed when an evaluation has none)
 
 A directory dfst cannot write gets no files (the report is still returned); a report path that is
-a link, FIFO or device is refused before any work (dfst.outputs).
+a link, FIFO or device, or a file of the same name that dfst did not write, is refused before any
+work, and so is a second evaluation of the same directory while one runs (dfst.outputs).
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from dfst.errors import DfstError
 from dfst.grid.grid import Layout
 from dfst.inputs import read_json_file
 from dfst.outputs import (
+    claim_output,
+    refuse_foreign,
     refuse_special,
+    release_output,
     remove_own_file,
     remove_stale_temporaries,
     writable_directory,
@@ -29,6 +33,7 @@ from dfst.rollout import DfstWeights, InstanceResult, TableRun, first_disagreeme
 from dfst.tasks import Instance, Task
 
 REPORT_FILE, PLOT_FILE, FAILURE_FILE = "eval.json", "eval.png", "first_failure.json"
+REPORT_FILES = (REPORT_FILE, PLOT_FILE, FAILURE_FILE)
 
 
 def load_for_eval(checkpoint: str | Path,
@@ -47,14 +52,18 @@ def load_for_eval(checkpoint: str | Path,
 
 
 def prepare_report_dir(directory: Path) -> bool:
-    """Refuse report paths that are not regular files (before any work); True when the reports can be
-    saved (stale temporaries of a killed evaluation are removed then), False for a read-only one."""
-    for name in (REPORT_FILE, PLOT_FILE, FAILURE_FILE):
+    """Refuse, before any work, report paths that are not regular files or hold a file dfst did not
+    write; True when the reports can be saved (claimed for this process; stale temporaries of a
+    killed evaluation are removed then), False for a read-only directory."""
+    for name in REPORT_FILES:
         refuse_special(directory / name, "report path")
-    if writable_directory(directory):
-        remove_stale_temporaries(directory, (REPORT_FILE, PLOT_FILE, FAILURE_FILE))
-        return True
-    return False
+        refuse_foreign(directory / name, "dfst eval writes its report there")
+    if not writable_directory(directory):
+        return False
+    for name in REPORT_FILES:
+        claim_output(directory / name)
+    remove_stale_temporaries(directory, REPORT_FILES)
+    return True
 
 
 def save_reports(directory: Path, task: Task, report: dict, failure: InstanceResult | None,
@@ -75,7 +84,9 @@ def save_reports(directory: Path, task: Task, report: dict, failure: InstanceRes
     if failure is not None:
         write_atomic(directory / FAILURE_FILE, json.dumps(saved | {"dfst_version": __version__}).encode())
     else:
+        refuse_foreign(directory / FAILURE_FILE, "dfst eval removes its stale copy")  # (appeared since)
         remove_own_file(directory / FAILURE_FILE)  # it belonged to an earlier evaluation
+        release_output(directory / FAILURE_FILE)
     report["plot"] = str(plot_length_generalisation(report, directory / PLOT_FILE))
     write_atomic(directory / REPORT_FILE, (json.dumps(report | {"dfst_version": __version__}, indent=1)
                                            + "\n").encode())
@@ -95,6 +106,8 @@ class Replay:
 def replay_failure(checkpoint: str | Path, failure_file: str | Path | None = None) -> Replay:
     """Run the checkpoint's model again on the instance `dfst eval` saved (or `failure_file`)."""
     task, weights, _ = load_for_eval(checkpoint)
+    if failure_file is None:
+        _check_something_to_replay(Path(checkpoint))
     saved = read_failure(Path(failure_file) if failure_file else Path(checkpoint) / FAILURE_FILE)
     if saved.get("task", task.name) != task.name:
         raise DfstError(f"the saved instance is for task {saved['task']}, the checkpoint for {task.name}")
@@ -128,7 +141,9 @@ def first_departure(task: Task, weights: DfstWeights, layout: Layout, max_steps:
     for x in trace[:t, 0]:  # the expert's state at step t
         q = int(nxt[q, x])
     read, write, move = (int(v) for v in trace[t])
-    return _departure(agent, weights, h, t, agent.states[q], read, (write, move), (model.write, model.move))
+    part = _departure(agent, weights, h, t, agent.states[q], read, (write, move), (model.write, model.move))
+    # the same action, but h left the finite range: say so, not "expert X, model X"
+    return part | {"why": "action" if part["expected"] != part["got"] else "non_finite"}
 
 
 def _departure(agent, weights: DfstWeights, h, step: int, state: str, read: int, expected, got) -> dict:
@@ -145,6 +160,16 @@ def _departure(agent, weights: DfstWeights, h, step: int, state: str, read: int,
             "expected": agent.alphabet[expected[0]] + MOVES[expected[1]],
             "got": agent.alphabet[got[0]] + MOVES[got[1]], "lead": float(lead),
             "h_max_abs": float(np.abs(h).max()), "h0_max_abs": float(np.abs(weights.h0).max())}
+
+
+def _check_something_to_replay(directory: Path) -> None:
+    """No saved failure beside a report of dfst's that found none: nothing to replay, said as such
+    (not "run dfst eval first", which the user just did)."""
+    from dfst.outputs import file_kind, is_dfst_file
+
+    if file_kind(directory / FAILURE_FILE) == "missing" and is_dfst_file(directory / REPORT_FILE):
+        raise DfstError(f"nothing to replay: the last dfst eval of {directory} failed no instance "
+                        f"({directory / REPORT_FILE}); pass --failure FILE to replay another instance")
 
 
 def read_failure(path: Path) -> dict:

@@ -7,11 +7,16 @@ Three rules keep a user's files safe:
    file that carries dfst's marker (`is_dfst_file`). A user's own file of the same name is refused.
 3. Files are written atomically: a temporary file beside the target, then a rename, so a crash or a
    kill -9 leaves the old file or the new one, never half of either.
+4. One writer per output file: `check_output_file` claims the file for this process until it is
+   written (`claim_output`), so a second dfst process writing the same path is refused at its start
+   rather than silently replacing the first one's file at its end.
 Every refusal is a one-line DfstError naming the path (exit code 2), raised before any work.
 """
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import os
 import shutil
 import stat
@@ -21,6 +26,7 @@ from pathlib import Path
 
 from dfst import __version__
 from dfst.errors import DfstError
+from dfst.locks import acquire, release
 
 # Carried inside every non-JSON file dfst writes (PNG/PDF/SVG metadata, a DOT comment).
 MARKER = "written by dfst"
@@ -87,7 +93,15 @@ def check_output_file(path: str | Path, *, force: bool = False) -> Path:
             raise DfstError(f"output file {path} was not written by dfst; --force replaces only "
                             "dfst's own files (choose another path)")
     check_parent(path)
+    claim_output(path)
     return path
+
+
+def refuse_foreign(path: Path, why: str) -> None:
+    """A regular file at `path` that dfst did not write: a DfstError saying `why` dfst wanted it."""
+    if file_kind(path) == "file" and not is_dfst_file(path):
+        raise DfstError(f"{path} was not written by dfst and {why}; dfst never replaces or removes "
+                        "a file it did not write (move it away)")
 
 
 def is_dfst_file(path: Path) -> bool:
@@ -168,6 +182,7 @@ def write_chunks_atomic(path: str | Path, chunks: Iterable[bytes], *, replace: b
         raise DfstError(f"cannot write {path}: {exc.strerror}") from None
     finally:
         Path(tmp).unlink(missing_ok=True)  # gone already once it has its name
+    release_output(path)
 
 
 def _place_new(tmp: str, path: Path) -> None:
@@ -254,3 +269,49 @@ def rewrite_between(path: str | Path, start_mark: str, end_mark: str, block: str
     refuse_special(path, "file to rewrite")
     text = read_text(path, "file to rewrite", "text_bytes")
     write_atomic(path, replace_between(text, start_mark, end_mark, block, str(path)).encode())
+
+
+# ----------------------------------------------------------------------------- one writer per file
+
+_CLAIMS: dict[str, tuple[Path, int]] = {}  # output path -> (its lock file, the fd holding it)
+
+
+def claim_output(path: str | Path) -> None:
+    """Hold `path` for this process until it is written or the process ends; another process
+    holding it is a DfstError naming it. The lock sits in a per-user directory under the system's
+    temporary directory, so no lock file ever lands among the user's own files."""
+    key = _claim_key(Path(path))
+    if key not in _CLAIMS:
+        lock = _claims_directory() / f"{hashlib.sha256(key.encode()).hexdigest()[:40]}.lock"
+        _CLAIMS[key] = (lock, acquire(lock, f"output file {path}"))
+
+
+def release_output(path: str | Path) -> None:
+    """Let other processes write `path` again (done by every atomic write once the file is in place)."""
+    claim = _CLAIMS.pop(_claim_key(Path(path)), None)
+    if claim is not None:
+        release(*claim)
+
+
+def _claim_key(path: Path) -> str:
+    return os.path.join(os.path.realpath(path.parent if str(path.parent) else "."), path.name)
+
+
+def _claims_directory() -> Path:
+    directory = Path(tempfile.gettempdir()) / f"dfst-locks-{os.getuid()}"
+    try:
+        directory.mkdir(mode=0o700, exist_ok=True)
+        st = os.lstat(directory)
+    except OSError as exc:
+        raise DfstError(f"cannot create dfst's lock directory {directory}: {exc.strerror}") from None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise DfstError(f"dfst's lock directory {directory} is not a directory of this user's "
+                        "(set TMPDIR to another directory)")
+    return directory
+
+
+@atexit.register
+def release_all_outputs() -> None:
+    """Free every output this process still claims (at exit, and when a CLI command ends)."""
+    for key in list(_CLAIMS):
+        release(*_CLAIMS.pop(key))

@@ -1,10 +1,7 @@
 """What keeps a run directory whole: one writer at a time, and a manifest of what dfst wrote.
 
-Lock. A writer holds `fcntl.flock(LOCK_EX | LOCK_NB)` on DIR/.dfst.lock for its whole life; the file
-names the holder (pid, host, command) so a second writer can say who is in the way. The kernel drops
-a flock when its process dies, kill -9 included, so a lock file left behind never blocks anyone.
-The holder removes the file when it is done; a writer that locked a file some other process had just
-removed notices (the path no longer names its inode) and tries again.
+Lock. A writer holds DIR/.dfst.lock (`dfst.locks`) for its whole life; the file names the holder
+(pid, host, command) so a second writer can say who is in the way.
 
 Manifest. DIR/manifest.json lists the sha256 and size of every file dfst wrote there. A file is
 replaced in two steps so that a kill at any moment leaves a manifest that accepts what is on disk:
@@ -15,25 +12,20 @@ or removed since (never "finished" on a damaged run).
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import hashlib
 import json
-import os
-import socket
-import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from dfst.errors import DfstError
 from dfst.inputs import read_json_file
+from dfst.locks import acquire, release
 from dfst.outputs import file_kind, make_directory, write_atomic
 
 LOCK_FILE, MANIFEST_FILE = ".dfst.lock", "manifest.json"
 MANIFEST_FORMAT = "dfst-run-manifest"
 FORCE_HINT = "; use --force to start over"  # ends every "changed since dfst wrote it" message
-_HOLDER_BYTES = 4096  # a lock file holds one short JSON line; never read more of it
 
 
 # ----------------------------------------------------------------------------- the lock
@@ -45,63 +37,11 @@ def run_lock(directory: str | Path, command: str) -> Iterator[Path]:
     directory = Path(directory)
     make_directory(directory)
     path = directory / LOCK_FILE
-    fd = _acquire(path)
+    fd = acquire(path, str(directory), command)
     try:
-        holder = {"pid": os.getpid(), "host": socket.gethostname(), "command": command}
-        os.ftruncate(fd, 0)
-        os.write(fd, (json.dumps(holder) + "\n").encode())
         yield directory
     finally:
-        Path(path).unlink(missing_ok=True)  # still locked: nobody can take the file we remove
-        os.close(fd)
-
-
-def _acquire(path: Path) -> int:
-    for _ in range(10):  # only a holder removing its file at the same moment makes us go round
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        except OSError as exc:
-            raise DfstError(f"cannot lock {path}: {exc.strerror}") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            os.close(fd)
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise DfstError(f"cannot lock {path}: {exc.strerror}") from None
-            raise DfstError(f"{path.parent} is in use by {_holder(path)}; wait for it to finish "
-                            "or stop it") from None
-        if _same_file(path, fd):
-            return fd
-        os.close(fd)  # we locked a file its holder had just removed
-    raise DfstError(f"cannot lock {path}: it keeps being replaced")
-
-
-def _same_file(path: Path, fd: int) -> bool:
-    try:
-        st = os.stat(path, follow_symlinks=False)
-    except FileNotFoundError:
-        return False
-    mine = os.fstat(fd)
-    return (st.st_dev, st.st_ino) == (mine.st_dev, mine.st_ino)
-
-
-def _holder(path: Path) -> str:
-    """'dfst pid 1234 on host (dfst train ...)', as far as the lock file says."""
-    try:
-        with open(path, "rb") as f:
-            info = json.loads(f.read(_HOLDER_BYTES))
-        where = "" if info.get("host") == socket.gethostname() else f" on {info.get('host')}"
-        return f"dfst pid {int(info['pid'])}{where} ({' '.join(str(info['command']).split())})"
-    except (OSError, ValueError, TypeError, KeyError, AttributeError, RecursionError):
-        return "another dfst process"
-
-
-def command_line() -> str:
-    """This process's command line, for a lock file."""
-    return " ".join(["dfst", *sys.argv[1:]]) if sys.argv else "dfst"
-
-
-# ----------------------------------------------------------------------------- paths
+        release(path, fd)
 
 
 # ----------------------------------------------------------------------------- the manifest

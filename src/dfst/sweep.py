@@ -32,11 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from dfst import __version__
-from dfst.cells import CELL_FILE, Cell, run_all
+from dfst.cells import Cell, run_all
 from dfst.errors import DfstError
 from dfst.executors import Outcome, Update
 from dfst.inputs import read_text
 from dfst.outputs import check_output_file, make_directory, write_atomic
+from dfst.results.store import CELL_FILE
 from dfst.recipes import RECIPES, TARGET_DIGITS
 from dfst.reproduce import DEFAULT_TIME_BUDGET, run_config
 from dfst.results import Result

@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from dfst.errors import DfstError
+from dfst.outputs import release_all_outputs
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="dfst: exact learning of algorithms by gradient descent.\n\n"
@@ -97,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(exc, "format_message"):  # the parser's usage errors
             return fail(exc.format_message(), getattr(exc, "exit_code", 2), as_json=as_json)
         return _internal_error(exc, as_json)
+    finally:
+        release_all_outputs()  # a command that stopped before writing its outputs frees them
     return result if isinstance(result, int) else 0
 
 
@@ -152,25 +155,50 @@ def read_operand(text: str) -> str:
 
 
 def show_rows(rows: list[dict], columns: tuple[str, ...], title: str, *,
-              markdown: bool = False, as_json: bool = False, as_csv: bool = False) -> None:
-    """Print result rows as JSON, a Markdown table (for README and docs), CSV or a rich table."""
+              markdown: bool = False, as_json: bool = False, as_csv: bool = False,
+              raw: list[dict] | None = None) -> None:
+    """Print result rows as JSON, a Markdown table (for README and docs), CSV or a rich table.
+    `raw`: the rows' values before they were formatted for people; CSV writes those, so a program
+    reads 6188, not "6,188", and "best (median)" as two columns."""
     if as_json:
         return print_json(rows)
     check_table_format(markdown, as_csv)
+    if as_csv:
+        return write_csv(raw if raw is not None else rows, None if raw is not None else columns)
     cells = [[f"{row[c]:,}" if isinstance(row[c], int) else str(row[c]) for c in columns] for row in rows]
     if markdown:
         print("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
         print("\n".join("| " + " | ".join(line) + " |" for line in cells))
         return
-    if as_csv:  # the values themselves, not the thousands separators people read
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows([row[c] for c in columns] for row in rows)
-        return
     table = Table(*columns, title=title)
     for line in cells:
         table.add_row(*line)
     print_table(table)
+
+
+def write_csv(rows: list[dict], columns: tuple[str, ...] | None = None) -> None:
+    """Rows as CSV on stdout: nested records flattened to `outer_inner` columns, lists joined by
+    ";", None left empty; `columns` (default: every key, in first-seen order) picks and orders them."""
+    flat = [_flatten(row) for row in rows]
+    if columns is None:
+        keys = list(dict.fromkeys(key for row in flat for key in row))
+        # a record that is null in some rows: its flattened columns stand for it, left empty there
+        columns = tuple(k for k in keys if not any(o.startswith(f"{k}_") for o in keys)
+                        or any(row.get(k) is not None for row in flat))
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([row.get(c) for c in columns] for row in flat)
+
+
+def _flatten(row: dict, prefix: str = "") -> dict:
+    flat = {}
+    for key, value in row.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat |= _flatten(value, f"{name}_")
+        else:
+            flat[name] = ";".join(map(str, value)) if isinstance(value, (list, tuple)) else value
+    return flat
 
 
 def check_table_format(markdown: bool, as_csv: bool) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
 
 from dfst.cli.app import CsvOption, JsonOption, MarkdownOption, app, console, print_json, show_rows
+from dfst.errors import DfstError
 
 
 @app.command("baseline")
@@ -67,15 +69,24 @@ def side_task_line(name: str, task_name: str, seed: int, record: dict) -> str:
 def table_command(
     results: Path = typer.Option(Path("results"), "--results", help="Directory of result JSON files."),
     readme: Path = typer.Option(None, "--readme", help="Rewrite the comparison block of this README."),
+    sweeps: bool = typer.Option(False, "--sweeps", help="Count the results of sweeps' cells too."),
     markdown: bool = MarkdownOption,
     as_csv: bool = CsvOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """The comparison table: one row per system and task, aggregated over seeds."""
+    """The comparison table: one row per system and task, aggregated over seeds. A sweep's cells
+    (directories holding cell.json) are left out unless --sweeps: their settings are not the
+    headline runs'."""
     from dfst.results import DISPLAY_COLUMNS, comparison, display_rows
+    from dfst.results.store import sweep_cells
 
-    rows = comparison(results, readme)
+    if readme is not None and sweeps:
+        raise DfstError("--readme writes the headline table; it takes no --sweeps")
+    rows = comparison(results, readme, sweeps=sweeps)
+    if not sweeps and (left_out := sweep_cells(results)):
+        print(f"dfst: note: left out the results of {len(left_out)} sweep cells under {results} "
+              "(--sweeps counts them)", file=sys.stderr)
     if as_json:
         return print_json(rows)
     show_rows(display_rows(rows), DISPLAY_COLUMNS, "comparison (dfst table; LG: best (median) over seeds)",
-              markdown=markdown, as_csv=as_csv)
+              markdown=markdown, as_csv=as_csv, raw=rows)

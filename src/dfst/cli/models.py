@@ -171,8 +171,15 @@ def replay_command(
     word = "[green]exact[/]" if replay.exact else "[red]fails again[/]"
     console.print(f"{task.name} {verdict['name']}: {word} ({verdict['verdict']}, {verdict['steps']:,} steps)")
     if part := verdict.get("departure"):
-        console.print(f"parts from the expert at step {part['step']:,}: state {part['state']} reads "
-                      f"{part['read']!r}, expert {part['expected']}, model {part['got']} (its score leads by "
-                      f"{part['lead']:.3g}); max|h| {part['h_max_abs']:.4g} there, "
-                      f"{part['h0_max_abs']:.4g} at the start", highlight=False, markup=False)
+        console.print(_departure_line(part), highlight=False, markup=False)
     return 0 if replay.exact else 1
+
+
+def _departure_line(part: dict) -> str:
+    """Where the model leaves the expert: a different action, or h leaving the finite range."""
+    where = f"at step {part['step']:,}: state {part['state']} reads {part['read']!r}"
+    h = f"max|h| {part['h_max_abs']:.4g} there, {part['h0_max_abs']:.4g} at the start"
+    if part.get("why") == "non_finite":
+        return f"h leaves the finite range {where} (both still choose {part['expected']}); {h}"
+    return (f"parts from the expert {where}, expert {part['expected']}, model {part['got']} (its score "
+            f"leads by {part['lead']:.3g}); {h}")

@@ -107,7 +107,7 @@ def reproduce_command(
     each seed to train is a Ray task (docs/scaling.md); a seed that fails twice is reported, left out
     of the table, and makes the exit code 1."""
     from dfst import reproduce as lib
-    from dfst.run_guard import command_line
+    from dfst.locks import command_line
 
     plan = lib.seed_plan(tasks, seeds, first_seed)
     overrides = lib.check_overrides(iters, restarts, time_budget) | ({} if finetune else {"finetune": False})
@@ -140,7 +140,8 @@ def reproduce_command(
         lib.write_readme(readme, rows)
     if as_json:
         return print_json(rows)
-    show_rows([lib.display(r) for r in rows], lib.COLUMNS, "dfst reproduce", markdown=markdown, as_csv=as_csv)
+    show_rows([lib.display(r) for r in rows], lib.COLUMNS, "dfst reproduce", markdown=markdown, as_csv=as_csv,
+              raw=rows)
     for line in failed:
         print(f"dfst: failed: {line}", file=sys.stderr)
     if failed:

@@ -43,7 +43,7 @@ def sweep_command(
     grid point and system. A failed cell is retried once and reported; exit code 1 if any failed."""
     from dfst import sweep as lib
     from dfst.executors import choose_executor
-    from dfst.run_guard import command_line
+    from dfst.locks import command_line
 
     check_table_format(markdown, as_csv)
     spec = lib.load_spec(spec_file)
@@ -64,7 +64,7 @@ def sweep_command(
         print(f"dfst sweep {spec_file}: {len(cells)} cells, {skipped} already stored, {len(failed)} failed "
               f"({executor}); results in {results}", file=sys.stderr)
         show_rows([lib.display(r) for r in rows], lib.COLUMNS, f"dfst sweep {name}", markdown=markdown,
-                  as_csv=as_csv)
+                  as_csv=as_csv, raw=rows)
     for line in failed:
         print(f"dfst: failed: {line}", file=sys.stderr)
     if failed:

@@ -18,6 +18,7 @@ from dfst.outputs import check_output_file, make_directory, write_atomic
 from dfst.results.schema import Result, is_result
 
 RESULTS_DIR = Path("results")
+CELL_FILE = "cell.json"  # in a sweep cell's results directory (dfst.cells): what the cell is
 
 
 def default_path(name: str, task: str, seed: int, root: Path = RESULTS_DIR) -> Path:
@@ -54,13 +55,17 @@ def load_result(path: Path) -> Result:
     return Result.from_dict(read_json_file(path, f"cannot read {path}"), str(path))
 
 
-def load_results(root: Path) -> list[Result]:
+def load_results(root: Path, *, sweeps: bool = False) -> list[Result]:
     """Every result under `root` (recursively), in path order, each with every figure a table
-    needs. JSON that is no result (`schema.is_result`) is skipped."""
+    needs. JSON that is no result (`schema.is_result`) is skipped, and so, unless `sweeps`, is every
+    result of a sweep's cell (`sweep_cells`): a sweep's settings and seeds never slip into a table
+    of the headline runs."""
     if not root.is_dir():
         raise DfstError(f"results directory {root} does not exist")
     found = []
     for path in sorted(root.rglob("*.json")):
+        if not sweeps and _in_sweep_cell(path, root):
+            continue
         data = read_json(path, "result file")  # a regular file, size and depth caps, no NaN
         if is_result(data):
             result = Result.from_dict(data, str(path))
@@ -68,6 +73,18 @@ def load_results(root: Path) -> list[Result]:
                 raise DfstError(f"{path}: field {missing[0]!r} is null; a stored result needs every figure")
             found.append(result)
     return found
+
+
+def sweep_cells(root: Path) -> list[Path]:
+    """The sweep cells' directories below `root`, whose results `load_results` leaves out unless asked."""
+    return sorted(p.parent for p in root.rglob(CELL_FILE) if p.parent != root and p.is_file())
+
+
+def _in_sweep_cell(path: Path, root: Path) -> bool:
+    """Does a directory below `root`, on the way to `path`, hold a sweep cell's cell.json? (`root`
+    itself does not count: the user pointed at that very directory.)"""
+    below = path.relative_to(root).parents
+    return any((root / part / CELL_FILE).is_file() for part in below if part != Path("."))
 
 
 def read_checkpoint_result(path: Path) -> Result:

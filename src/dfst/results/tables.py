@@ -32,10 +32,10 @@ RUN_COLUMNS = ("run", "task", "samples", "d", "iterations", "final loss", "robus
 # ----------------------------------------------------------------------------- the comparison
 
 
-def comparison(results: Path, readme: Path | None = None) -> list[dict]:
-    """`dfst table`: the rows of every result under `results`; rewrites `readme`'s comparison block
-    when given."""
-    rows = table_rows(load_results(results))
+def comparison(results: Path, readme: Path | None = None, *, sweeps: bool = False) -> list[dict]:
+    """`dfst table`: the rows of every result under `results` (a sweep's cells only with `sweeps`);
+    rewrites `readme`'s comparison block when given."""
+    rows = table_rows(load_results(results, sweeps=sweeps))
     if readme is not None:
         write_readme(readme, rows, f"Regenerate: `dfst table --readme {readme.name}` (rows from "
                      f"`{results}/`). LG: best (median) over seeds; other numbers are medians.")
