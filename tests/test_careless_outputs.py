@@ -76,7 +76,7 @@ def test_a_second_writer_of_one_dataset_is_refused_then_free_once_the_first_dies
     holder = hold_output(out)
     try:
         code, _, err = run(capsys, "data", "add2", "--samples", "2", "--out", out)
-        assert_one_line_error(code, err, f"output file {out} is in use by dfst pid {holder.pid}")
+        assert_one_line_error(code, err, f"output {out} is in use by dfst pid {holder.pid}")
         assert not out.exists()
     finally:
         holder.kill()  # kill -9: the kernel drops its lock
@@ -176,3 +176,15 @@ def test_replay_of_an_overflow_does_not_name_two_identical_actions(capsys, tmp_p
     assert "parts from the expert" not in text
     departure = run_json(capsys, "replay", out, expect=1)["departure"]
     assert departure["why"] == "non_finite" and departure["expected"] == departure["got"]
+
+
+def test_a_second_writer_of_one_checkpoint_or_report_directory_is_refused(capsys, tmp_path):
+    holder = hold_output(tmp_path / "ck")
+    try:
+        code, _, err = run(capsys, "compile", "add2", "--out", tmp_path / "ck")
+        assert_one_line_error(code, err, f"output {tmp_path / 'ck'} is in use by dfst pid {holder.pid}")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert not (tmp_path / "ck").exists()
+    assert run_json(capsys, "compile", "add2", "--out", tmp_path / "ck")["task"] == "add2"

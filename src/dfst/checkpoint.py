@@ -25,7 +25,7 @@ from dfst import __version__
 from dfst.errors import DfstError
 from dfst.inputs import InputMissing, load_safetensors_bytes, read_bytes, read_json, read_json_file
 from dfst.model import DFST, DFSTConfig, weight_shapes
-from dfst.outputs import write_atomic
+from dfst.outputs import claim_output, release_output, write_atomic
 
 FORMAT = "dfst-checkpoint"
 VERSION = 1
@@ -43,10 +43,12 @@ def save_checkpoint(model: DFST, directory: str | Path, provenance: dict, *,
     config = _config_dict(model.config, provenance)
     if reference is not None:
         config["reference_agent"] = reference
+    claim_output(directory)  # a second process saving here is refused, not silently mixed in
     directory = _prepare_directory(Path(directory), overwrite)
     tensors = {name: getattr(model, name).detach().cpu().contiguous() for name in TENSORS}
     write_atomic(directory / WEIGHTS_FILE, save_safetensors(tensors))
     write_atomic(directory / CONFIG_FILE, (json.dumps(config, indent=1) + "\n").encode())
+    release_output(directory)
     return directory
 
 

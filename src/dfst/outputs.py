@@ -283,7 +283,7 @@ def claim_output(path: str | Path) -> None:
     key = _claim_key(Path(path))
     if key not in _CLAIMS:
         lock = _claims_directory() / f"{hashlib.sha256(key.encode()).hexdigest()[:40]}.lock"
-        _CLAIMS[key] = (lock, acquire(lock, f"output file {path}"))
+        _CLAIMS[key] = (lock, acquire(lock, f"output {path}"))
 
 
 def release_output(path: str | Path) -> None:

@@ -15,10 +15,12 @@ from dfst import __version__
 from dfst.errors import DfstError
 from dfst.inputs import read_json_file
 from dfst.outputs import (
+    claim_output,
     file_kind,
     is_dfst_file,
     is_temp_of,
     make_directory,
+    release_output,
     remove_stale_temporaries,
     write_atomic,
 )
@@ -30,7 +32,9 @@ FILES = (MARKER_FILE, PAGE)
 
 
 def check_report_dir(out: Path, *, force: bool) -> None:
-    """Refuse an output directory dfst should not write into (see the module docstring)."""
+    """Refuse an output directory dfst should not write into (see the module docstring), or one
+    another dfst process is writing; else claim it for this one until `write_report`."""
+    claim_output(out)
     kind = file_kind(out)
     if kind == "missing":
         return
@@ -71,4 +75,5 @@ def write_report(out: Path, page: str, summary: dict, *, force: bool) -> Path:
     marker = {"format": FORMAT, "version": 1, "dfst_version": __version__, "files": [PAGE]} | summary
     write_atomic(out / MARKER_FILE, (json.dumps(marker, indent=1) + "\n").encode())
     write_atomic(out / PAGE, page.encode())
+    release_output(out)
     return out / PAGE
