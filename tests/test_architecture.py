@@ -11,7 +11,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dfst"
 LAYERS = [
-    {"errors", "limits", "inputs", "outputs", "records", "run_guard", "model_size", "executors"},
+    {"errors", "limits", "inputs", "outputs", "records", "run_guard", "locks", "model_size", "executors"},
     {"automata", "drawing", "arith", "grid", "tasks", "rollout", "budget"},
     {"data"},
     {"model", "scan", "compile", "checkpoint"},
