@@ -179,7 +179,7 @@ def run(task: Task, *, seed: int = 0, config: dict | None = None, progress: bool
         task, lambda batch: [run_on_interpreter(layout, candidates[chosen], i) for i in batch],
         digits, random=config["random"], seed=seed)
     return BaselineResult(
-        system="library model (seed 002)", task=task.name, seed=seed, samples=seen, params=len(candidates),
+        system="program library (register machine)", task=task.name, seed=seed, samples=seen, params=len(candidates),
         max_train_digits=config["max_train_digits"], robust_lg=scores["robust_lg"],
         probabilistic_lg=scores["probabilistic_lg"], train_seconds=round(seconds, 3), hardware=hardware(),
         levels=scores["levels"], config=config,

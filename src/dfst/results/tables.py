@@ -37,7 +37,7 @@ def comparison(results: Path, readme: Path | None = None, *, sweeps: bool = Fals
     rewrites `readme`'s comparison block when given."""
     rows = table_rows(load_results(results, sweeps=sweeps))
     if readme is not None:
-        write_readme(readme, rows, f"Regenerate: `dfst table --readme {readme.name}` (rows from "
+        write_readme(readme, rows, f"Regenerate: `dfst table --readme {readme}` (rows from "
                      f"`{results}/`). LG: best (median) over seeds; other numbers are medians.")
     return rows
 
