@@ -1,4 +1,4 @@
-"""The library-augmented model of seed 002 on add2 and sort2: a trained selector over compiled programs.
+"""The library-augmented model (a differentiable program library) on add2 and sort2: a trained selector over compiled programs.
 
 The model's only trainable part is the seed's selection layer: a softmax over library programs that
 take the task's input in memory. add2: `dfst.library`'s add2 (the column adder) and a distractor, the
