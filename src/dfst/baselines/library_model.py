@@ -1,4 +1,5 @@
-"""The library-augmented model (a differentiable program library) on add2 and sort2: a trained selector over compiled programs.
+"""The library-augmented model (a differentiable program library) on add2 and sort2: a trained
+selector over compiled programs.
 
 The model's only trainable part is the seed's selection layer: a softmax over library programs that
 take the task's input in memory. add2: `dfst.library`'s add2 (the column adder) and a distractor, the
@@ -42,6 +43,8 @@ DEFAULTS: dict = {
     "random": 10,
 }
 # add2's distractor: the same loop with the carry left out of each column's sum (xor, carries lost).
+SYSTEM = "program library (register machine)"  # its name in result files and tables
+
 DROP_CARRY = sources.ADD2.replace("add r4 r2 r4          # s = a_i + b_i + carry, 0..3",
                                   "copy r4 r4            # s = a_i + b_i (the carry dropped)")
 # sort2's distractor: the same insertion sort, comparing the other way round (descending).
@@ -179,7 +182,7 @@ def run(task: Task, *, seed: int = 0, config: dict | None = None, progress: bool
         task, lambda batch: [run_on_interpreter(layout, candidates[chosen], i) for i in batch],
         digits, random=config["random"], seed=seed)
     return BaselineResult(
-        system="program library (register machine)", task=task.name, seed=seed, samples=seen, params=len(candidates),
+        system=SYSTEM, task=task.name, seed=seed, samples=seen, params=len(candidates),
         max_train_digits=config["max_train_digits"], robust_lg=scores["robust_lg"],
         probabilistic_lg=scores["probabilistic_lg"], train_seconds=round(seconds, 3), hardware=hardware(),
         levels=scores["levels"], config=config,
