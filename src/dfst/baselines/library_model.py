@@ -42,9 +42,8 @@ DEFAULTS: dict = {
     "eval_digits": "",        # the protocol's lengths; empty: the task's (LibraryTask.eval_digits)
     "random": 10,
 }
-# add2's distractor: the same loop with the carry left out of each column's sum (xor, carries lost).
 SYSTEM = "program library (register machine)"  # its name in result files and tables
-
+# add2's distractor: the same loop with the carry left out of each column's sum (xor, carries lost).
 DROP_CARRY = sources.ADD2.replace("add r4 r2 r4          # s = a_i + b_i + carry, 0..3",
                                   "copy r4 r4            # s = a_i + b_i (the carry dropped)")
 # sort2's distractor: the same insertion sort, comparing the other way round (descending).
