@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dfst.errors import DfstError
+from dfst.grid.grid import Layout
 from dfst.grid.world import Outcome
 from dfst.rollout import run_table
 from dfst.tasks.base import Instance, Task
@@ -182,6 +183,8 @@ def instance_problem(task: Task, instance: Instance) -> str | None:
         layout = task.layout(instance)
     except Exception as exc:  # the user's code: its error, in one line
         return f"drawing its layout raised {type(exc).__name__}: {exc}"
+    if not isinstance(layout, Layout):
+        return f"its draw returned {short_text(repr(layout))}, not a dfst.grid.grid.Layout"
     cells = layout.cells
     if not isinstance(cells, np.ndarray) or cells.ndim != 2 or cells.dtype != np.uint8:
         return "the layout's cells are not a 2D uint8 array"
@@ -204,17 +207,18 @@ def instance_problem(task: Task, instance: Instance) -> str | None:
                 f"steps, in state {state!r})")
     result = task.read_answer(run.cells, layout.answer)
     if result != expected:
-        return f"the expert answers {_short(result)} where the task expects {_short(expected)}"
+        return f"the expert answers {short_text(result)} where the task expects {short_text(expected)}"
     return None
 
 
 def show_instance(task: Task, instance: Instance) -> str:
     """'1111111, 1' (an operand over 40 symbols cut: '10101010...0101 (300 symbols)')."""
     operands = (instance.a,) if task.operands == 1 else (instance.a, instance.b)
-    return ", ".join(_short(x) for x in operands)
+    return ", ".join(short_text(x) for x in operands)
 
 
-def _short(text: str | None) -> str:
+def short_text(text: str | None) -> str:
+    """`text`, or its ends and its length where it is over 40 symbols (an error stays one readable line)."""
     if text is None or len(text) <= 40:
         return str(text)
     return f"{text[:16]}...{text[-16:]} ({len(text):,} symbols)"

@@ -2,9 +2,11 @@
 
 `agent_task(task, file)` checks the agent once, at load: the task's alphabet, every reachable state
 with at least one rule, a rule that reaches the final state, and a halting run within the task's step
-bound on every small instance (hard instances and seeded random pairs of 1 to `CHECK_DIGITS`
-digits). Errors name the state, symbol and instance at fault. States no rule can reach are reported
-(`unreachable`) and dropped, so they count nowhere (not in d, not in coverage).
+bound on the short and long instances a task's expert is checked on (`dfst.tasks.expert_check`: up
+to 1,000 digits where the step bound allows), so that an agent that loops on a long run of 1s is
+refused at load, not in the middle of an evaluation. Errors name the state, symbol and instance at
+fault. States no rule can reach are reported (`unreachable`) and dropped, so they count nowhere (not
+in d, not in coverage).
 
 An `AgentTask` is a `Task` with `agent` the user's agent and `expected` that agent's own answer, run
 by the table engine (`dfst.rollout.run_table`, checked against the reference simulator in the tests):
@@ -24,9 +26,6 @@ from dfst.errors import DfstError
 from dfst.grid.world import Outcome
 from dfst.rollout import run_table
 from dfst.tasks.base import Instance, Task
-
-CHECK_DIGITS = 3  # the halting check: instances of 1..CHECK_DIGITS digits
-CHECK_RANDOM = 5  # seeded random pairs per length, besides the hard instances
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,14 +134,17 @@ def _reachable(agent: Transducer) -> set[str]:
 
 
 def _check_halts(task: AgentTask) -> None:
-    for n in range(1, CHECK_DIGITS + 1):
-        for instance in [*task.hard_instances(n), *task.random_instances(n, CHECK_RANDOM, seed=n)]:
-            task.expected(instance)  # raises, naming the instance, if the run does not halt
+    from dfst.tasks.expert_check import check_instances
+
+    for instance in check_instances(task):
+        task.expected(instance)  # raises, naming the instance, if the run does not halt
 
 
 def _stopped(agent: Transducer, run, instance: Instance) -> str:
     """Why a run of `agent` on `instance` did not halt, in words naming the state and symbol."""
-    where = f"on {instance.a}, {instance.b}"
+    from dfst.tasks.expert_check import short_text
+
+    where = f"on {short_text(instance.a)}, {short_text(instance.b)}"
     state = agent.states[run.state] if 0 <= run.state < agent.d else "?"
     if run.outcome == Outcome.NO_RULE:
         symbol = agent.alphabet[int(run.cells[run.head])]
