@@ -133,7 +133,9 @@ def test_table_leaves_a_sweeps_cells_out_unless_asked(capsys, tmp_path):
     assert "left out the results of 2 sweep cells" in err
     [row] = run_json(capsys, "table", "--results", root, "--sweeps")
     assert (row["seeds"], row["robust_lg_median"]) == (3, 10)
-    [row] = run_json(capsys, "table", "--results", root / "sweeps" / "tiny" / "c1")  # pointed at: counted
+    [row] = run_json(capsys, "table", "--results", root / "sweeps" / "tiny")  # a sweep pointed at: counted
+    assert row["seeds"] == 2
+    [row] = run_json(capsys, "table", "--results", root / "sweeps" / "tiny" / "c1")
     assert row["seeds"] == 1
 
 

@@ -76,15 +76,16 @@ def load_results(root: Path, *, sweeps: bool = False) -> list[Result]:
 
 
 def sweep_cells(root: Path) -> list[Path]:
-    """The sweep cells' directories below `root`, whose results `load_results` leaves out unless asked."""
-    return sorted(p.parent for p in root.rglob(CELL_FILE) if p.parent != root and p.is_file())
+    """The sweep cells' directories below `root` whose results `load_results` leaves out unless
+    asked: every cell not directly in `root` (pointed at a sweep's own directory, its cells count)."""
+    return sorted(p.parent for p in root.rglob(CELL_FILE) if _in_sweep_cell(p, root) and p.is_file())
 
 
 def _in_sweep_cell(path: Path, root: Path) -> bool:
-    """Does a directory below `root`, on the way to `path`, hold a sweep cell's cell.json? (`root`
-    itself does not count: the user pointed at that very directory.)"""
-    below = path.relative_to(root).parents
-    return any((root / part / CELL_FILE).is_file() for part in below if part != Path("."))
+    """Is `path` inside a sweep cell (a directory holding cell.json) that lies deeper than one level
+    below `root`? A cell directly in `root` means the user pointed at that sweep's results."""
+    parts = path.relative_to(root).parts[:-1]  # the directories between root and path
+    return any((root.joinpath(*parts[:i]) / CELL_FILE).is_file() for i in range(2, len(parts) + 1))
 
 
 def read_checkpoint_result(path: Path) -> Result:
