@@ -177,6 +177,8 @@ def test_the_hints_after_training_keep_the_tasks_file(tmp_path, capsys):
                        "--iters", "20", "--restarts", "1", "--no-finetune")
     hint = " ".join(out.split())
     assert code == 0 and f"evaluate further with: dfst --tasks-file {EXAMPLE} eval " in hint, hint
+    command = json.loads((tmp_path / "run" / "config.json").read_text())["command"]
+    assert command.startswith(f"dfst --tasks-file {EXAMPLE} train or2 ")  # the run's own command line
     load_tasks_file(EXAMPLE)
     code, out, _ = run(capsys, "--tasks-file", EXAMPLE, "eval", tmp_path / "run", "--digits", "100")
     if "first failure" in out:

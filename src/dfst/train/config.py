@@ -315,8 +315,11 @@ def format_value(value: Any) -> str:
 def command_line(cfg: TrainConfig, out: str | Path, data: str | Path | None = None) -> str:
     """The complete `dfst train` command of the run, defaults included, to reproduce it. With `data`
     (the dataset file), --data replaces the sampling options it decides (samples, max_digits);
-    --forward is left out while h is normalised (it has no effect then, and `configure` refuses it)."""
-    args = ["dfst", "train", cfg.task, "--out", str(out)]
+    --forward is left out while h is normalised (it has no effect then, and `configure` refuses it);
+    a task registered from a tasks file keeps its --tasks-file."""
+    from dfst.tasks.user import dfst_command
+
+    args = [*shlex.split(dfst_command(cfg.task)), "train", cfg.task, "--out", str(out)]
     if data is not None:
         args += ["--data", str(data)]
     for f in flat_fields():
