@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dfst.errors import DfstError
+from dfst.limits import check_work
 
 EXECUTORS = ("serial", "ray")
 RAY_EXTRA = "pip install 'dfst[ray]'"
@@ -57,13 +58,23 @@ def choose_executor(executor: str, say: Callable[[str], None]) -> str:
     return executor
 
 
+def check_workers(workers: int | None, *, local: bool = True) -> int | None:
+    """`--workers` (None: the default), refused below 1, and above the workers cap when they are
+    processes of this machine (`local`; dfst.limits.WORK_CAPS: 4 per CPU, DFST_MAX_WORKERS), before
+    any process starts."""
+    if workers is not None and workers < 1:
+        raise DfstError(f"--workers must be >= 1, got {workers}")
+    if workers is not None and local:
+        check_work("workers", workers, f"--workers {workers}")
+    return workers
+
+
 def run_cells(fn: Callable[[Any], Any], cells: Sequence[Any], *, executor: str = "serial",
               address: str | None = None, workers: int | None = None, retries: int = 1,
               on_update: Update | None = None) -> list[Outcome]:
     """`fn(cell)` for every cell (see the module doc); `address` is an existing Ray cluster's
     ("auto", "ray://host:10001"), None to start a local Ray with `workers` CPUs (default: all)."""
-    if workers is not None and workers < 1:
-        raise DfstError(f"--workers must be >= 1, got {workers}")
+    check_workers(workers, local=address is None)  # a cluster's CPUs are its own
     if not cells:
         return []
     run = _run_on_ray if executor == "ray" else _run_serially

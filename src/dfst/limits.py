@@ -101,6 +101,46 @@ def default_max_memory() -> int:
     return int(machine_memory() * MEMORY_FRACTION)
 
 
+# Caps on work, not on sizes: how many training runs one command plans, how many processes it starts
+# side by side, how many steps of the reference simulator it replays. Each is checked on a count
+# made before the first unit of work (`check_work`) and raised with its environment variable, a plain
+# count (DFST_MAX_CELLS=50000). name: (environment variable, default, unit, what it bounds); the
+# default None is WORKERS_PER_CPU times the machine's CPUs.
+WORKERS_PER_CPU = 4
+WORK_CAPS: dict[str, tuple[str, int | None, str, str]] = {
+    "cells": ("DFST_MAX_CELLS", 10_000, "training runs",
+              "training runs (task x grid point x seed) of one dfst sweep or dfst reproduce, each "
+              "minutes of CPU"),
+    "workers": ("DFST_MAX_WORKERS", None, "processes",
+                f"processes one --workers starts on this machine ({WORKERS_PER_CPU} per CPU)"),
+    "replay_steps": ("DFST_MAX_REPLAY_STEPS", 10**9, "simulator steps",
+                     "expert steps replayed by the reference simulator (about 3 µs each), on the task's "
+                     "step bound: dfst coverage, and the cover samplers of dfst data and dfst train"),
+}
+
+
+def work_cap(name: str) -> int:
+    """The cap called `name` (a key of WORK_CAPS), read from the environment at the time of the call."""
+    variable, default, _, _ = WORK_CAPS[name]
+    text = os.environ.get(variable)
+    if text is None:
+        return default if default is not None else WORKERS_PER_CPU * (os.cpu_count() or 1)
+    if not text.strip().isdigit() or int(text) < 1:
+        raise DfstError(f"environment variable {variable} {text!r} is not a count >= 1")
+    return int(text)
+
+
+def check_work(name: str, planned: int, what: str) -> int:
+    """`planned` units of work (WORK_CAPS[name]), or a one-line DfstError saying that `what` plans
+    more than the cap and how to raise it."""
+    variable, _, unit, _ = WORK_CAPS[name]
+    limit = work_cap(name)
+    if planned > limit:
+        raise DfstError(f"{what} plans {planned:,} {unit}, over the cap of {limit:,} "
+                        f"(set {variable} to raise it)")
+    return planned
+
+
 def human_bytes(n: float) -> str:
     """1536 -> '1.5 KiB', for messages."""
     for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from dfst.automata import HALT_MOVE, Rule, Transducer, make_transducer
-from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, level_instances
+from dfst.executors import check_workers
 from dfst.tasks.base import Instance, Task
 from dfst.tasks.solve import solve
 
@@ -150,8 +150,7 @@ def mutation_report(task: Task, progress: Callable[[int, int], None] | None = No
                     workers: int = 1) -> dict:
     """Every mutant of the task's expert judged, in `workers` processes: the counts, the score and
     the survivors. The verdicts do not depend on `workers` (each mutant is judged alone)."""
-    if workers < 1:
-        raise DfstError(f"--workers must be >= 1, got {workers}")
+    check_workers(workers)
     start, children = time.process_time(), _children_cpu()
     found = mutants(task.agent)
     verdicts = []

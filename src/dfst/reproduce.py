@@ -36,6 +36,7 @@ from dfst.checkpoint import load_checkpoint
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
 from dfst.inputs import read_json_file
+from dfst.limits import check_work
 from dfst.outputs import file_kind, remove_stale_temporaries, rewrite_between, write_atomic
 from dfst.recipes import RECIPES, TARGET_DIGITS, recipe
 from dfst.results import Result, result_bytes
@@ -399,17 +400,18 @@ def seed_plan(tasks: str, seeds: int, first_seed: int) -> dict[str, list[int]]:
         given = ", ".join(unknown) or "(none given)"
         raise DfstError(f"unknown task(s) {given} (known: {', '.join(RECIPES)}; dfst reproduce takes the "
                         "built-in tasks, not those of a --tasks-file: train yours with dfst train)")
-    return plan
+    check_work("cells", sum(map(len, plan.values())), f"--tasks {tasks} with --seeds {seeds:,}")
+    return {task: list(seeds) for task, seeds in plan.items()}  # built once counted
 
 
-def _seeds_of(item: str, count: str, seeds: int, first_seed: int) -> list[int]:
+def _seeds_of(item: str, count: str, seeds: int, first_seed: int) -> range:
     """The seeds of one --tasks item: TASK (--seeds from --first-seed), TASK:N or TASK:A-B."""
     low, dash, high = count.partition("-")
     if dash and low.isdigit() and high.isdigit() and int(low) <= int(high):
-        return list(range(int(low), int(high) + 1))
+        return range(int(low), int(high) + 1)
     if count and (dash or not count.isdigit() or int(count) < 1):
         raise DfstError(f"bad seeds in --tasks {item!r}: want TASK:N with N >= 1, or TASK:A-B with A <= B")
-    return list(range(first_seed, first_seed + (int(count) if count else seeds)))
+    return range(first_seed, first_seed + (int(count) if count else seeds))
 
 
 def check_overrides(iters: int | None, restarts: int | None, time_budget: float) -> dict:

@@ -64,10 +64,12 @@ def bench_mutations_command(
     certified equivalent, shown killable by an instance (a blind spot), or unknown.
 
     Exit code 0: every killable mutant killed (score 1); 1: a blind spot; 2: bad input."""
+    from dfst.executors import check_workers
     from dfst.mutations import mutants, mutation_report
     from dfst.tasks import get_task
 
     task = get_task(task_name)
+    check_workers(workers)  # before the progress bar: one line
     with progress_bar(f"{task.name} mutants", len(mutants(task.agent)), quiet=as_json) as update:
         report = mutation_report(task, progress=update, workers=workers)
     if as_json:
