@@ -38,11 +38,15 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from dfst.errors import DfstError
-from dfst.limits import human_bytes
+from dfst.limits import check_work, human_bytes
 from dfst.tasks.base import Task
+
+if TYPE_CHECKING:
+    from dfst.train.config import TrainConfig
 
 # (rows, cols) of the layout for operands of n and m digits, by task operation (tasks/addition.py,
 # tasks/multiplication.py and the others draw them; tests/test_budget.py checks these against every task).
@@ -90,6 +94,7 @@ class Estimate:
     cells: int
     steps: int
     parts: dict[str, int] = field(default_factory=dict)
+    replays: int = 0  # steps of the expert on the reference simulator (the replay_steps cap)
 
     @property
     def bytes(self) -> int:
@@ -204,16 +209,133 @@ def check_rollout(task: Task, n: int, m: int, max_memory: int, what: str, *,
 RECORD_BYTES = 40
 
 
-def estimate_recording(task: Task, samples: int, max_digits: int) -> Estimate:
-    """Recording `samples` PTOs of operands of at most `max_digits` digits (dfst data, train)."""
+def estimate_recording(task: Task, samples: int, max_digits: int, sampler: str = "uniform") -> Estimate:
+    """Recording `samples` PTOs of operands of at most `max_digits` digits (dfst data, train), chosen
+    by `sampler` (dfst.data.SAMPLERS: the covers replay candidates first, `cover_instances`: its first
+    pool once, the second, 8x larger and drawn when the first misses a rule, twice)."""
     steps = task.step_bound(max_digits, max_digits, task.base)
     run = _run_parts(task, max_digits, max_digits)
     parts = {"grid": run["grid"], "operands": 2 * max_digits * samples, "answer": run["answer"],
              "traces": RECORD_BYTES * steps * samples}
-    return _estimate(task, max_digits, max_digits, parts)
+    estimate = _estimate(task, max_digits, max_digits, parts)
+    if sampler == "uniform":
+        return estimate
+    (runs, held), (more, more_held) = (candidate_pool(task, max_digits, n * COVER_CANDIDATES) for n in (1, 8))
+    return with_replays(estimate, task, max_digits, runs + 2 * more, held + more_held)
 
 
-def check_recording(task: Task, samples: int, max_digits: int, max_memory: int) -> Estimate:
-    """`estimate_recording`, refused beyond `max_memory` before a single PTO is recorded."""
-    return check_memory(estimate_recording(task, samples, max_digits), max_memory,
-                        f"{samples:,} PTOs of up to {max_digits:,} digits")
+def check_recording(task: Task, samples: int, max_digits: int, max_memory: int,
+                    sampler: str = "uniform") -> Estimate:
+    """`estimate_recording`, refused beyond `max_memory` or the replay_steps cap before a single PTO
+    is recorded."""
+    return check_estimate(estimate_recording(task, samples, max_digits, sampler), max_memory,
+                          f"{samples:,} PTOs of up to {max_digits:,} digits")
+
+
+def check_estimate(estimate: Estimate, max_memory: int, what: str) -> Estimate:
+    """`check_memory`, after the replay_steps cap (dfst.limits.WORK_CAPS) on the steps it replays."""
+    check_work("replay_steps", estimate.replays, what)
+    return check_memory(estimate, max_memory, what)
+
+
+# ----------------------------------------------------------------------------- replays of the expert
+# dfst coverage and the cover samplers run the expert on the reference simulator (`run_agent`,
+# record=True): measured 3.3 µs and 138 B per step (mult10 at 20 digits, tracemalloc), one run at a
+# time, every instance and the rules its run used kept until the cover is chosen.
+REPLAY_BYTES = 160          # per step of the run being replayed: its trace and its visited rules
+HELD_INSTANCE_BYTES = 1024  # an Instance held with the set of rules its run used, besides its operands
+COVER_CANDIDATES = 1000     # cover_instances' random candidates (each with a leading-zero twin)
+
+
+def candidate_pool(task: Task, max_digits: int, count: int) -> tuple[int, int]:
+    """(instances, bytes held) of `candidate_instances(task, max_digits, rng, count)`: the hard set at
+    every length 1..max_digits (its long operands n characters at length n), and `count` random
+    pairs of at most max_digits digits with a leading-zero twin each."""
+    hard, long = hard_digits(task, PROBE_DIGITS)
+    runs = hard * max_digits + 2 * count
+    chars = long // PROBE_DIGITS * max_digits * (max_digits + 1) // 2 + 2 * hard * max_digits \
+        + 4 * count * max_digits
+    return runs, chars
+
+
+def with_replays(estimate: Estimate, task: Task, max_digits: int, runs: int, held: int) -> Estimate:
+    """`estimate` plus `runs` replays of instances of at most `max_digits` digits (`held`: the bytes of
+    their operands, kept meanwhile): their steps on the step bound, and the memory of one replay."""
+    steps = task.step_bound(max_digits, max_digits, task.base)
+    parts = estimate.parts | {"candidates": held + HELD_INSTANCE_BYTES * runs, "replay": REPLAY_BYTES * steps}
+    return replace(estimate, parts=parts, replays=estimate.replays + runs * steps)
+
+
+def estimate_coverage(task: Task, samples: int, max_digits: int, sampler: str) -> Estimate:
+    """dfst coverage --samples: the instances `sampler` records, each replayed once."""
+    return with_replays(estimate_recording(task, samples, max_digits, sampler), task, max_digits, samples,
+                        2 * max_digits * samples)
+
+
+def estimate_minimal(task: Task, max_digits: int, pool: int) -> Estimate:
+    """dfst coverage --minimal (dfst.data.cover_search): every pair up to the longest length whose
+    pairs number at most EXHAUSTIVE_PAIRS, and `candidate_pool` when that is not max_digits, each
+    replayed once (the cover is then searched on bitmasks, within BRANCH_BUDGET nodes)."""
+    from dfst.data.cover_search import exhaustive_length
+
+    full = exhaustive_length(task, max_digits)
+    pairs = task.short_count(full) if full else 0
+    short = max(full, 1)
+    estimate = with_replays(_estimate(task, short, short, {}), task, short, pairs, 2 * full * pairs)
+    if full == max_digits:
+        return estimate
+    runs, held = candidate_pool(task, max_digits, pool)
+    more = with_replays(_estimate(task, max_digits, max_digits, {}), task, max_digits, runs, held)
+    parts = {name: estimate.parts[name] + more.parts[name] for name in more.parts}
+    return replace(more, parts=parts, replays=estimate.replays + more.replays)
+
+
+# ----------------------------------------------------------------------------- training
+# Peak RSS of one training iteration (forward, backward, Adam step) above the process after recording,
+# measured on add2 with d = 2 to 80, 1 to 8 restarts, batches of 2 to 64 PTOs of 88 to 7,657 steps:
+#   the loop (h normalised: the default)  32 to 49 KiB per step of the batch (autograd's graph, a node
+#       set per step, whatever the batch), plus 4·(k+12)·d + 300 bytes per step, restart and PTO
+#       (h, its norm, the noise, the k candidate next states, the gather's int64 index, the readouts)
+#   the scan (--no-normalize-h)           8 to 13 d×d floats per step, restart and PTO, plus 128 MiB
+# Weights: 24 bytes per parameter and restart (the weights, their gradients, Adam's two moments,
+# the initialisation's temporaries). Fine-tuning holds L-BFGS's history in float64 (100 pairs: 1,600
+# bytes per parameter of the kept model); extraction reads every state in float64.
+STEP_GRAPH_BYTES = 48 << 10
+SCAN_BYTES = 128 << 20
+PARAM_BYTES = 24
+LBFGS_BYTES = 1700
+
+
+def model_params(k: int, d: int) -> int:
+    """Parameters of a DFST with k symbols and d states: A (k,d,d), B (k,k,d), C (k,5,d), h0 (d)."""
+    return k * d * d + k * k * d + 5 * k * d + d
+
+
+def estimate_training(task: Task, cfg: TrainConfig) -> Estimate:
+    """`dfst train` of `cfg` on PTOs of `task` (its expert's states unless cfg.d): the recording, the
+    model's weights and optimiser, one iteration's teacher-forced pass over a padded batch of PTOs on
+    the step bound at cfg.max_digits, and the fine-tuning phase's history."""
+    record = estimate_recording(task, cfg.samples, cfg.max_digits, cfg.sampler)
+    k, d = len(task.alphabet), cfg.d or task.agent.d
+    steps = task.step_bound(cfg.max_digits, cfg.max_digits, task.base)
+    rows = cfg.restarts * (cfg.samples if cfg.batch == 0 else min(cfg.batch, cfg.samples))
+    if cfg.normalize_h or cfg.forward == "loop":
+        activations = steps * STEP_GRAPH_BYTES + rows * steps * (4 * (k + 12) * d + 300)
+    else:
+        activations = SCAN_BYTES + rows * steps * (52 * d * d + 4 * (k + 12) * d)
+    params = model_params(k, d)
+    parts = record.parts | {
+        "batches": 6 * 8 * cfg.samples * steps,  # the padded int64 sequences and their index
+        "weights": PARAM_BYTES * params * cfg.restarts, "activations": activations,
+        "extraction": 2 * 8 * d * cfg.samples * steps,
+        "fine-tuning": LBFGS_BYTES * params if cfg.finetune else 0}
+    return replace(record, parts=parts)
+
+
+def check_training(task: Task, cfg: TrainConfig, max_memory: int) -> Estimate:
+    """`estimate_training`, refused beyond `max_memory` (or the replay_steps cap of its sampler)
+    before anything is recorded or allocated."""
+    d = cfg.d or task.agent.d
+    return check_estimate(estimate_training(task, cfg), max_memory,
+                          f"training on {cfg.samples:,} PTOs of up to {cfg.max_digits:,} digits "
+                          f"(d={d:,}, {cfg.restarts:,} restarts)")

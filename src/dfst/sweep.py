@@ -32,17 +32,20 @@ from pathlib import Path
 from typing import Any
 
 from dfst import __version__
+from dfst.budget import check_training
 from dfst.cells import Cell, run_all
 from dfst.errors import DfstError
 from dfst.executors import Outcome, Update
 from dfst.inputs import read_text
+from dfst.limits import check_work, default_max_memory
 from dfst.outputs import check_output_file, make_directory, write_atomic
-from dfst.results.store import CELL_FILE
 from dfst.recipes import RECIPES, TARGET_DIGITS
 from dfst.reproduce import DEFAULT_TIME_BUDGET, run_config
 from dfst.results import Result
 from dfst.results.certified import certified_counts, certified_text
+from dfst.results.store import CELL_FILE
 from dfst.run_guard import run_lock
+from dfst.tasks import get_task
 
 KEYS = ("tasks", "seeds", "time_budget", "certify", "rescale", "fixed", "grid")
 SET_BY_THE_SWEEP = ("task", "seed")  # the cell's own: from `tasks` and `seeds`
@@ -96,7 +99,11 @@ def check_spec(data: dict, where: str) -> SweepSpec:
     flags = {name: data.get(name, default) for name, default in (("certify", True), ("rescale", False))}
     if bad := [name for name, value in flags.items() if not isinstance(value, bool)]:
         raise DfstError(f"{where}: {bad[0]!r} must be true or false")
-    return SweepSpec(tasks=list(tasks), seeds=_seeds(data.get("seeds", 1), where), fixed=fixed, grid=grid,
+    seeds = _seeds(data.get("seeds", 1), where)
+    points = math.prod(len(values) for values in grid.values())
+    check_work("cells", len(tasks) * points * len(seeds),  # before a seed list or a cell is built
+               f"{where}: {len(tasks)} x {points:,} x {len(seeds):,} (tasks x grid points x seeds)")
+    return SweepSpec(tasks=list(tasks), seeds=list(seeds), fixed=fixed, grid=grid,
                      time_budget=float(budget), **flags)
 
 
@@ -107,9 +114,9 @@ def _table(data: dict, name: str, where: str) -> dict:
     return dict(value)
 
 
-def _seeds(value: Any, where: str) -> list[int]:
+def _seeds(value: Any, where: str) -> range | list[int]:
     if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return list(range(value))
+        return range(value)
     if isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0
                                                  for s in value) and len(set(value)) == len(value):
         return list(value)
@@ -135,8 +142,10 @@ def plan_cells(spec: SweepSpec, runs: Path, results: Path, *, where: str, rerun:
 
 
 def _check_options(cell: Cell, where: str) -> None:
+    """The cell's training config built, and its memory estimated (`dfst.budget.check_training`)."""
     try:
-        run_config(cell.task, cell.seed, dict(cell.options))
+        check_training(get_task(cell.task), run_config(cell.task, cell.seed, dict(cell.options)),
+                       default_max_memory())
     except (TypeError, ValueError, DfstError) as exc:
         raise DfstError(f"{where}: {cell.task} with {_point_text(cell.options)}: {exc}") from None
 

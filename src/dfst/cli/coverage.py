@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from dfst.cli.agents import MaxMemoryOption, memory_bound
 from dfst.cli.app import (
     AgentOption,
     JsonOption,
@@ -33,6 +34,7 @@ def coverage_command(
     minimal: bool = typer.Option(False, "--minimal", help="Search the smallest covering set instead."),
     pool: int = typer.Option(5000, "--pool", help="--minimal: random candidates when not exhaustive."),
     agent_file: Path = AgentOption,
+    max_memory: str = MaxMemoryOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Which (state, symbol) rules of the expert (or --agent) the PTOs exercise and which never; or, with
@@ -44,6 +46,7 @@ def coverage_command(
     note_agent(task, as_json)
     _check_options(data, samples, max_digits, minimal)
     check_coverage_values(max_digits, samples, seed, pool, sampler)
+    _check_work(task, samples, max_digits, sampler, pool if minimal else None, memory_bound(max_memory))
     if minimal:
         report = _minimal_report(task, max_digits, seed, pool, as_json) | task.describe()
         return _show_minimal(report, as_json)
@@ -64,6 +67,23 @@ def _check_options(data, samples, max_digits, minimal) -> None:
         raise DfstError("give --data FILE, --samples N --max-digits L, or --minimal --max-digits L")
     if data is None and max_digits is None:
         raise DfstError("--max-digits L is needed with --samples and --minimal")
+
+
+def _check_work(task, samples, max_digits, sampler, pool, max_memory: int) -> None:
+    """The expert's replays of --samples or --minimal (on the step bound) and the instances they hold,
+    against the replay_steps cap and --max-memory, before any instance is drawn (a --data file is
+    bounded by the dataset caps)."""
+    from dfst.budget import check_estimate, estimate_coverage, estimate_minimal
+
+    if pool is not None:
+        estimate = estimate_minimal(task, max_digits, pool)
+        what = f"--minimal over a pool of {pool:,} candidates of up to {max_digits:,} digits"
+    elif samples is not None:
+        estimate = estimate_coverage(task, samples, max_digits, sampler)
+        what = f"{samples:,} instances of up to {max_digits:,} digits (--sampler {sampler})"
+    else:
+        return
+    check_estimate(estimate, max_memory, what)
 
 
 def _minimal_report(task, max_digits, seed, pool, quiet) -> dict:

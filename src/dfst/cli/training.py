@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import inspect
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from dfst.budget import check_recording
+from dfst.budget import check_training
 from dfst.cli.agents import MaxMemoryOption, memory_bound
 from dfst.cli.app import JsonOption, app, console, note_agent, parse_int_list, print_json, print_table
 from dfst.errors import DfstError
@@ -81,10 +82,10 @@ def train_command(
     cfg, set_by = configure(task.name, parse_options(options), given, published=published,
                             operands=None if dataset is None else dataset.operands)
     check_out(out, resume=resume, force=force, rounds=until_certified)
-    if dataset is None:  # the PTOs to record, estimated before any is
-        check_recording(task, cfg.samples, cfg.max_digits, memory_bound(max_memory))
+    memory = memory_bound(max_memory)  # the PTOs, the model and an iteration, estimated before any work
+    check_training(task, cfg if dataset is None else replace(cfg, sampler="uniform"), memory)
     if not as_json:
-        for source, values in _sources(set_by):
+        for source, values in _sources(set_by, task.name):
             print(f"{source} sets " + ", ".join(f"{k}={format_value(v)}" for k, v in values.items()),
                   file=sys.stderr)
     if until_certified:
@@ -92,17 +93,28 @@ def train_command(
     with _progress(as_json) as progress:
         bar = progress.add_task("", total=cfg.iters, loss="…", eval="")
         summary = train(cfg, out, data=dataset, resume=not force, command=command_line(cfg, out, data),
-                        progress=lambda record: _show(progress, bar, record), device=device)
+                        progress=lambda record: _show(progress, bar, record), device=device,
+                        max_memory=memory)
+    if summary["stopped_by"] == "diverged":
+        raise DfstError(_diverged(summary, cfg.lr))
     if as_json:
         return print_json(summary | ({"set_by": set_by} if set_by else {}))
     _print_summary(summary, cfg.to_dict())
 
 
-def _sources(set_by: dict) -> list[tuple[str, dict]]:
+def _diverged(summary: dict, lr: float) -> str:
+    """The one line of a run whose every restart diverged (exit code 2: its settings are the problem)."""
+    return (f"training diverged: every restart's loss was not finite after iteration "
+            f"{summary['iterations']:,} (lower --lr, now {lr:g}); {summary['out']} keeps the last finite "
+            "weights, not fine-tuned, with stopped_by 'diverged' in summary.json")
+
+
+def _sources(set_by: dict, task_name: str) -> list[tuple[str, dict]]:
     """What the recipe (less what a later source overrides), --published and --data set, to print;
-    the user's own flags are not echoed."""
+    the user's own flags are not echoed. A task without a recipe of its own says whose it runs."""
     later = {name for source, values in set_by.items() if source != "recipe" for name in values}
-    named = [(f"{task}'s recipe", {k: v for k, v in values.items() if k not in later})
+    named = [(f"{task}'s recipe" if task == task_name else f"{task_name} has no recipe of its own: {task}'s",
+              {k: v for k, v in values.items() if k not in later})
              for task, values in set_by.get("recipe", {}).items()]
     named += [(source, values) for source, values in set_by.items() if source.startswith("--")]
     return [(source, values) for source, values in named if values]

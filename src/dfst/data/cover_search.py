@@ -72,9 +72,17 @@ class CoverResult:
         return max(self.halting_bound, exact)
 
 
+def exhaustive_length(task: Task, max_digits: int) -> int:
+    """The longest length up to max_digits whose operand pairs number at most EXHAUSTIVE_PAIRS (0: none)."""
+    full = 0
+    while full < max_digits and task.short_count(full + 1) <= EXHAUSTIVE_PAIRS:
+        full += 1
+    return full
+
+
 def pool_instances(task: Task, max_digits: int, seed: int, count: int) -> tuple[list[Instance], bool]:
     """(candidates, exhaustive): all pairs when affordable, else all short pairs plus a seeded pool."""
-    full = max(n for n in range(0, max_digits + 1) if n == 0 or task.short_count(n) <= EXHAUSTIVE_PAIRS)
+    full = exhaustive_length(task, max_digits)
     pairs = task.short_instances(full)
     if full == max_digits:
         return pairs, True

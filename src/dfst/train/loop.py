@@ -23,14 +23,17 @@ import sys
 import time
 from collections.abc import Callable
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import torch
 
 from dfst import __version__
+from dfst.budget import check_training
 from dfst.checkpoint import save_checkpoint
 from dfst.data import SAMPLERS, PtoDataset, summarize
 from dfst.errors import DfstError
+from dfst.limits import default_max_memory
 from dfst.model import DFST, INITS, DFSTConfig, Population
 from dfst.run_guard import record_paths, run_lock
 from dfst.tasks.base import Task
@@ -108,7 +111,7 @@ def training_data(cfg: TrainConfig, task: Task | None = None) -> PtoDataset:
 
 def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = None, resume: bool = True,
           progress: Callable[[dict], None] | None = None, command: str | None = None,
-          device: str = "cpu") -> dict:
+          device: str = "cpu", max_memory: int | None = None) -> dict:
     """Train, writing the run to `out_dir`; returns the summary (also in out_dir/summary.json).
 
     `data` replaces the sampled training set. With `resume`, a run already in `out_dir` (same
@@ -118,10 +121,16 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
     `device` ("cpu", "cuda", "cuda:N") runs the loop's forward and backward passes there; the noise
     and batches are drawn on the CPU, and extraction, evaluation and fine-tuning stay there. It is not
     part of the config: a run may resume on another device (bit-identity holds on the CPU only).
+    The memory the run plans (`dfst.budget.estimate_training`) is refused beyond `max_memory` bytes
+    (default: DFST_MAX_MEMORY, else half the RAM) before anything is recorded or written. A run whose
+    every restart diverges stops with its last finite weights (stopped_by "diverged") and is not
+    fine-tuned.
     """
     torch_device = training_device(device)
     cpu_start = time.process_time()
     task = resolve_task(cfg.task, cfg.agent)
+    check_training(task, cfg if data is None else replace(cfg, sampler="uniform"),  # a file is not sampled
+                   default_max_memory() if max_memory is None else max_memory)
     data = training_data(cfg, task) if data is None else data
     if data.task != task.name or data.k != len(task.alphabet):
         raise DfstError(f"the training data is for task {data.task} (k={data.k}), not {task.name}")
@@ -134,12 +143,10 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
     with run_lock(out_dir, run_info["command"]):  # one writer per run directory
         out = prepare_run(out_dir, run_info, resume=resume)
         finished = read_json(out / SUMMARY_FILE) if resume else None
-        if finished is not None and (not cfg.finetune or "finetune" in finished):
-            return finished
         summary = finished or _train_loop(cfg, task, out, data, run_info, resume=resume, progress=progress,
                                           cpu_start=cpu_start, device=torch_device)
-        if not cfg.finetune:
-            return summary
+        if not cfg.finetune or "finetune" in summary or summary["stopped_by"] == "diverged":
+            return summary  # nothing to fine-tune, done already, or no finite loss to fine-tune from
         from dfst.train.tuning import finetune_phase
 
         return finetune_phase(out, cfg, task, summary, data, progress)
