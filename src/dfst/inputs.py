@@ -235,7 +235,14 @@ def read_zip_members(path: str | Path, names: tuple[str, ...], what: str) -> dic
     budget, cap dataset_inflated, counted on the bytes actually inflated, not the declared sizes.
     A missing member is left out of the result: the caller knows what it needs.
     """
-    raw = read_bytes(path, what, "dataset_bytes")
+    return zip_members(read_bytes(path, what, "dataset_bytes"), names, what, path)
+
+
+def zip_members(raw: bytes, names: tuple[str, ...], what: str, path: str | Path) -> dict[str, bytes]:
+    """`read_zip_members` on the bytes of a zip already in memory (`path`: where they were read, or
+    are to be written: a writer checks its zip with the readers' own checks before writing it)."""
+    if len(raw) > cap("dataset_bytes"):
+        raise DfstError(_over_cap(path, what, len(raw), "dataset_bytes"))
     budget = cap("dataset_inflated")
     members = {}
     try:
@@ -246,7 +253,7 @@ def read_zip_members(path: str | Path, names: tuple[str, ...], what: str) -> dic
                                 f"{MAX_ZIP_MEMBERS}")
             for name in (n for n in names if n in zf.NameToInfo):
                 members[name] = _read_member(zf, zf.getinfo(name), budget, path, what)
-                budget -= len(members[name])
+                budget -= len(members[name])  # what the members after it may still inflate to
     except zipfile.BadZipFile as exc:
         if "not a zip file" in str(exc):
             raise DfstError(f"{path} is not a {what} (not a zip file, or truncated)") from None
@@ -290,7 +297,7 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int, path: 
         while chunk := f.read(_CHUNK):
             total += len(chunk)
             if total > budget:
-                raise DfstError(_inflated_message(where, total))
+                raise DfstError(_inflated_message(where, total, budget))
             chunks.append(chunk)
     if total != info.file_size:  # zipfile stops at the declared size, but not short of it
         raise DfstError(f"{where} is corrupted: it inflates to {total:,} bytes, its header says "
@@ -300,16 +307,19 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int, path: 
 
 def _check_declared(info: zipfile.ZipInfo, budget: int, where: str) -> None:
     if info.file_size > budget:
-        raise DfstError(_inflated_message(where, info.file_size))
+        raise DfstError(_inflated_message(where, info.file_size, budget))
     if info.file_size > ZIP_RATIO_FLOOR and info.file_size > MAX_ZIP_RATIO * max(info.compress_size, 1):
         raise DfstError(f"{where} inflates {info.compress_size:,} bytes to {human_bytes(info.file_size)} "
                         f"(more than {MAX_ZIP_RATIO}x: a zip bomb?)")
 
 
-def _inflated_message(where: str, size: int) -> str:
-    variable = CAPS["dataset_inflated"][0]
-    return (f"{where} inflates to {human_bytes(size)} or more, over the cap of "
-            f"{human_bytes(cap('dataset_inflated'))} for all members (set {variable} to raise it)")
+def _inflated_message(where: str, size: int, budget: int) -> str:
+    """A member of `size` bytes (or more) over the `budget` the members before it left: the total
+    is what the cap bounds, so that is what the message compares."""
+    variable, limit = CAPS["dataset_inflated"][0], cap("dataset_inflated")
+    total = limit - budget + size
+    return (f"{where} inflates the members read to {human_bytes(total)} or more in all, over the cap of "
+            f"{human_bytes(limit)} for all members together (set {variable} to raise it)")
 
 
 # ---- safetensors -------------------------------------------------------------------------------

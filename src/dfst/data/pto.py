@@ -12,8 +12,10 @@ draws the two operand lengths independently and uniformly from [min_digits, max_
 uniform digits, a non-zero leading digit; a task's own `generate` otherwise). The same task, samples,
 min_digits, max_digits and seed always give the same dataset.
 
-File format (version 1), conventionally named `*.pto.zip`: a zip archive, deflated, with a fixed
-date, fixed permissions and this member order, so that one dataset always gives the same bytes:
+File format (version 1), conventionally named `*.pto.zip`: a zip archive, deflated (a member that would
+inflate more than the readers' 400x zip-bomb ratio, such as the moves of very long runs, is stored),
+with a fixed date, fixed permissions and this member order, so that one dataset always gives the same
+bytes:
 
     meta.json    {"format": "dfst-pto", "version": 1, "task", "base", "k", "d", "seed",
                   "sampling": {"rule", "min_digits", "max_digits"}, "samples", "steps",
@@ -36,6 +38,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +49,8 @@ import dfst
 from dfst.automata import MOVES, STOP
 from dfst.errors import DfstError
 from dfst.grid.world import Outcome
-from dfst.inputs import parse_json, read_zip_members
+from dfst.inputs import parse_json, read_zip_members, zip_members
+from dfst.limits import MAX_ZIP_RATIO, ZIP_RATIO_FLOOR
 from dfst.outputs import check_output_file, write_atomic
 from dfst.rollout import run_table
 from dfst.tasks.base import Instance, Task
@@ -179,19 +183,35 @@ def record_run(task: Task, inst: Instance) -> np.ndarray:
 
 
 def save_dataset(ds: PtoDataset, path: str | Path, *, overwrite: bool = False) -> None:
-    """Write `ds` as a PTO zip (format above); the same dataset always gives the same bytes."""
+    """Write `ds` as a PTO zip (format above); the same dataset always gives the same bytes. The zip
+    is checked as `load_dataset` reads it (dfst.inputs: the dataset caps, the zip-bomb ratio) before
+    it is written: a dataset dfst could not read back is refused, naming the cap, and nothing is written."""
     path = check_output_file(path, force=overwrite)
     meta = json.dumps(_meta(ds), sort_keys=True, indent=1) + "\n"
-    contents = [meta.encode(), *(_npy(a) for a in _arrays(ds))]
+    raw = _zip(dict(zip(MEMBERS, [meta.encode(), *(_npy(a) for a in _arrays(ds))])))
+    try:
+        zip_members(raw, MEMBERS, "dfst PTO dataset", path)
+    except DfstError as exc:
+        raise DfstError(f"not written, dfst could not read it back: {exc} (record fewer or shorter "
+                        "samples)") from None
+    write_atomic(path, raw)
+
+
+def _zip(contents: dict[str, bytes]) -> bytes:
+    """The members deflated, in order, with fixed metadata; a member that deflates more than the
+    readers' MAX_ZIP_RATIO (the moves of very long runs: one move repeated) is stored as it is."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
-        for name, data in zip(MEMBERS, contents):
+        for name, data in contents.items():
             info = zipfile.ZipInfo(name, date_time=_DATE)
-            info.compress_type = zipfile.ZIP_DEFLATED
             info.create_system = 3  # "unix", else it depends on the platform writing the file
             info.external_attr = 0o644 << 16
+            packed = zlib.compressobj(6, zlib.DEFLATED, -15)
+            deflated = len(packed.compress(data) + packed.flush())
+            bomb_like = len(data) > ZIP_RATIO_FLOOR and len(data) > MAX_ZIP_RATIO * deflated
+            info.compress_type = zipfile.ZIP_STORED if bomb_like else zipfile.ZIP_DEFLATED
             zf.writestr(info, data, compresslevel=6)
-    write_atomic(path, buf.getvalue())
+    return buf.getvalue()
 
 
 def _meta(ds: PtoDataset) -> dict:
