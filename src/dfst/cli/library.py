@@ -117,8 +117,10 @@ def library_experiment_command(
     from dfst.cli.app import parse_lengths
     from dfst.library.experiment import run_depth_table
     from dfst.library.plot import plot_depth
-    from dfst.outputs import check_output_file, write_atomic
+    from dfst.outputs import check_output_file, make_directory, write_atomic
 
+    if epochs < 1:  # every experiment: its JSON and figure are per epoch
+        raise DfstError(f"--epochs must be at least 1, got {epochs}")
     if name == "ops":
         plot_path = Path(plot or "docs/img/library_ops.png")
         return _ops_experiment(width, epochs, test_pairs, Path(out), plot_path, force)
@@ -132,8 +134,11 @@ def library_experiment_command(
                                Path(plot or f"docs/img/library_llm{suffix}.png"), force)
     if name != "depth":
         raise DfstError(f"no library experiment {name!r}; choose depth, ops or llm")
+    if train_samples < 0 or test_samples < 0:
+        raise DfstError(f"--train-samples and --test-samples must be at least 0 (0: all), got "
+                        f"{train_samples} and {test_samples}")
     suffix = "" if router == "slots" else f"_{router}"
-    json_path = check_output_file(Path(out) / f"depth_b{base}{suffix}.json", force=force)
+    json_path = check_output_file(make_directory(Path(out)) / f"depth_b{base}{suffix}.json", force=force)
     plot_path = check_output_file(plot or "docs/img/library_depth.png", force=force)
     torch_single_thread()
     result = run_depth_table(base, list(parse_lengths(depths, "--depths")), epochs, train_samples or None,
@@ -141,8 +146,9 @@ def library_experiment_command(
     write_atomic(json_path, (json.dumps(result, indent=1) + "\n").encode())
     plot_depth(result, plot_path)
     for row in result["rows"]:
+        seed = "no seed figure" if row["seed_test_accuracy"] is None else f"seed {row['seed_test_accuracy']}%"
         console.print(f"depth {row['config']['depth']}: test accuracy {row['test_accuracy'][-1]}% "
-                      f"(seed {row['seed_test_accuracy']}%), {row['cpu_seconds']} CPU s")
+                      f"({seed}), {row['cpu_seconds']} CPU s")
 
 
 def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: bool) -> None:
@@ -151,13 +157,13 @@ def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: 
 
     from dfst.library.ops_experiment import OpsConfig, run_ops
     from dfst.library.plot import plot_ops
-    from dfst.outputs import check_output_file, write_atomic
+    from dfst.outputs import check_output_file, make_directory, write_atomic
 
     if not 2 <= width <= 8:
         raise DfstError(f"--width {width} is outside 2..8 (the table has 8**width entries)")
     if epochs < 1 or test_pairs < 1:
         raise DfstError("--epochs and --test-pairs must be at least 1")
-    json_path = check_output_file(out / f"ops_w{width}.json", force=force)
+    json_path = check_output_file(make_directory(out) / f"ops_w{width}.json", force=force)
     plot_path = check_output_file(plot, force=force)
     torch_single_thread()
     result = run_ops(OpsConfig(width=width, epochs=epochs, test_pairs=test_pairs))
@@ -176,7 +182,7 @@ def _llm_experiment(config, out, plot, force: bool) -> None:
     from dfst.library.llm import check_llama_dir, run_llm
     from dfst.library.llm_data import TEMPLATES
     from dfst.library.plot import plot_llm
-    from dfst.outputs import check_output_file, write_atomic
+    from dfst.outputs import check_output_file, make_directory, write_atomic
 
     if not 2 <= config.base <= 256 or config.epochs < 1:
         raise DfstError("--base must be 2..256 and --epochs at least 1")
@@ -184,6 +190,7 @@ def _llm_experiment(config, out, plot, force: bool) -> None:
         raise DfstError(f"--sentences must be 10..{len(TEMPLATES) * config.base ** 2} at base {config.base}")
     if config.llama_dir:  # before the outputs: a bad --llama-dir is the one error to report
         check_llama_dir(config.llama_dir)
+    make_directory(out.parent)
     json_path = check_output_file(out, force=force)
     plot_path = check_output_file(plot, force=force)
     torch_single_thread()

@@ -50,6 +50,11 @@ class DepthConfig:
     # overflows by depth 6 (docs/library.md); float64 starts 1e9 times lower
     dtype: str = "float64"
 
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.depth < 1 or self.base < 2:
+            raise DfstError(f"need epochs >= 1, depth >= 1 and base >= 2, got {self.epochs}, {self.depth} "
+                            f"and {self.base}")
+
 
 class RoutedFib(torch.nn.Module):
     """inputs -> Linear -> softmax registers r0, r1 -> frozen fib -> r1 -> Linear -> logits."""
