@@ -16,9 +16,9 @@ import pytest
 
 import dfst.train
 from cli_helpers import assert_one_line_error, run
-from dfst.budget import estimate_training
 from dfst.limits import WORK_CAPS
 from dfst.tasks import TASKS
+from dfst.train.budget import estimate_training
 from dfst.train.config import RECIPES
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "safety.md"

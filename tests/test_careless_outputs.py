@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from cli_helpers import assert_one_line_error, run, run_json
 
+from cli_helpers import assert_one_line_error, run, run_json
 from dfst.checkpoint import save_checkpoint
 from dfst.compile import compile_agent
 from dfst.model import DFST

@@ -130,7 +130,8 @@ def test_a_failing_cell_is_retried_once_reported_and_the_others_finish(capsys, t
     assert code == 1 and calls == [0, 1, 1]
     failed = [line for line in err.splitlines() if line.startswith("dfst: failed:")]
     assert len(failed) == 1 and "add2 seed 1" in failed[0] and "RuntimeError: disk on fire" in failed[0]
-    assert "tried 2 times" in failed[0] and "\nadd2,0.0,DFST,1,1," in out  # task, noise, system, seeds, failed
+    # CSV columns: task, noise, system, seeds, failed
+    assert "tried 2 times" in failed[0] and "\nadd2,0.0,DFST,1,1," in out
 
 
 def test_run_cells_keeps_the_order_and_one_line_errors():

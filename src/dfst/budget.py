@@ -39,14 +39,10 @@ import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 from dfst.errors import DfstError
 from dfst.limits import check_work, human_bytes
 from dfst.tasks.base import Task
-
-if TYPE_CHECKING:
-    from dfst.train.config import TrainConfig
 
 # (rows, cols) of the layout for operands of n and m digits, by task operation (tasks/addition.py,
 # tasks/multiplication.py and the others draw them; tests/test_budget.py checks these against every task).
@@ -148,7 +144,7 @@ def _run_parts(task: Task, n: int, m: int) -> dict[str, int]:
             "answer": (EXACT_BYTES + READOUT_BYTES + 2) * result + ANSWER_OVERHEAD}
 
 
-def _estimate(task: Task, n: int, m: int, parts: dict[str, int]) -> Estimate:
+def estimate_of(task: Task, n: int, m: int, parts: dict[str, int]) -> Estimate:
     rows, cols = _geometry(task, n, m)
     return Estimate((n, m), rows * cols, task.step_bound(n, m, task.base), parts)
 
@@ -162,7 +158,7 @@ def estimate_solve(task: Task, n: int, m: int, *, generate: bool = False,
              "operands": n + m + (DRAW_BYTES * max(n, m) if generate else 0),
              "answer": run["answer"],
              "report": JSON_BYTES * (n + m + result) if as_json else 0}
-    return _estimate(task, n, m, parts)
+    return estimate_of(task, n, m, parts)
 
 
 def hard_digits(task: Task, n: int) -> tuple[int, int]:
@@ -186,7 +182,7 @@ def estimate_eval(task: Task, n: int, *, random: int, hard: bool, workers: int |
              "operands": hard_held + 2 * n * random + generate + INSTANCE_BYTES * count,
              "answer": workers * run["answer"] + count * result,
              "report": (2 * n + result) * (1 + JSON_BYTES)}  # the first failure, kept and saved
-    return _estimate(task, n, n, parts)
+    return estimate_of(task, n, n, parts)
 
 
 def check_memory(estimate: Estimate, max_memory: int, what: str) -> Estimate:
@@ -217,7 +213,7 @@ def estimate_recording(task: Task, samples: int, max_digits: int, sampler: str =
     run = _run_parts(task, max_digits, max_digits)
     parts = {"grid": run["grid"], "operands": 2 * max_digits * samples, "answer": run["answer"],
              "traces": RECORD_BYTES * steps * samples}
-    estimate = _estimate(task, max_digits, max_digits, parts)
+    estimate = estimate_of(task, max_digits, max_digits, parts)
     if sampler == "uniform":
         return estimate
     (runs, held), (more, more_held) = (candidate_pool(task, max_digits, n * COVER_CANDIDATES) for n in (1, 8))
@@ -270,72 +266,3 @@ def estimate_coverage(task: Task, samples: int, max_digits: int, sampler: str) -
     """dfst coverage --samples: the instances `sampler` records, each replayed once."""
     return with_replays(estimate_recording(task, samples, max_digits, sampler), task, max_digits, samples,
                         2 * max_digits * samples)
-
-
-def estimate_minimal(task: Task, max_digits: int, pool: int) -> Estimate:
-    """dfst coverage --minimal (dfst.data.cover_search): every pair up to the longest length whose
-    pairs number at most EXHAUSTIVE_PAIRS, and `candidate_pool` when that is not max_digits, each
-    replayed once (the cover is then searched on bitmasks, within BRANCH_BUDGET nodes)."""
-    from dfst.data.cover_search import exhaustive_length
-
-    full = exhaustive_length(task, max_digits)
-    pairs = task.short_count(full) if full else 0
-    short = max(full, 1)
-    estimate = with_replays(_estimate(task, short, short, {}), task, short, pairs, 2 * full * pairs)
-    if full == max_digits:
-        return estimate
-    runs, held = candidate_pool(task, max_digits, pool)
-    more = with_replays(_estimate(task, max_digits, max_digits, {}), task, max_digits, runs, held)
-    parts = {name: estimate.parts[name] + more.parts[name] for name in more.parts}
-    return replace(more, parts=parts, replays=estimate.replays + more.replays)
-
-
-# ----------------------------------------------------------------------------- training
-# Peak RSS of one training iteration (forward, backward, Adam step) above the process after recording,
-# measured on add2 with d = 2 to 80, 1 to 8 restarts, batches of 2 to 64 PTOs of 88 to 7,657 steps:
-#   the loop (h normalised: the default)  32 to 49 KiB per step of the batch (autograd's graph, a node
-#       set per step, whatever the batch), plus 4·(k+12)·d + 300 bytes per step, restart and PTO
-#       (h, its norm, the noise, the k candidate next states, the gather's int64 index, the readouts)
-#   the scan (--no-normalize-h)           8 to 13 d×d floats per step, restart and PTO, plus 128 MiB
-# Weights: 24 bytes per parameter and restart (the weights, their gradients, Adam's two moments,
-# the initialisation's temporaries). Fine-tuning holds L-BFGS's history in float64 (100 pairs: 1,600
-# bytes per parameter of the kept model); extraction reads every state in float64.
-STEP_GRAPH_BYTES = 48 << 10
-SCAN_BYTES = 128 << 20
-PARAM_BYTES = 24
-LBFGS_BYTES = 1700
-
-
-def model_params(k: int, d: int) -> int:
-    """Parameters of a DFST with k symbols and d states: A (k,d,d), B (k,k,d), C (k,5,d), h0 (d)."""
-    return k * d * d + k * k * d + 5 * k * d + d
-
-
-def estimate_training(task: Task, cfg: TrainConfig) -> Estimate:
-    """`dfst train` of `cfg` on PTOs of `task` (its expert's states unless cfg.d): the recording, the
-    model's weights and optimiser, one iteration's teacher-forced pass over a padded batch of PTOs on
-    the step bound at cfg.max_digits, and the fine-tuning phase's history."""
-    record = estimate_recording(task, cfg.samples, cfg.max_digits, cfg.sampler)
-    k, d = len(task.alphabet), cfg.d or task.agent.d
-    steps = task.step_bound(cfg.max_digits, cfg.max_digits, task.base)
-    rows = cfg.restarts * (cfg.samples if cfg.batch == 0 else min(cfg.batch, cfg.samples))
-    if cfg.normalize_h or cfg.forward == "loop":
-        activations = steps * STEP_GRAPH_BYTES + rows * steps * (4 * (k + 12) * d + 300)
-    else:
-        activations = SCAN_BYTES + rows * steps * (52 * d * d + 4 * (k + 12) * d)
-    params = model_params(k, d)
-    parts = record.parts | {
-        "batches": 6 * 8 * cfg.samples * steps,  # the padded int64 sequences and their index
-        "weights": PARAM_BYTES * params * cfg.restarts, "activations": activations,
-        "extraction": 2 * 8 * d * cfg.samples * steps,
-        "fine-tuning": LBFGS_BYTES * params if cfg.finetune else 0}
-    return replace(record, parts=parts)
-
-
-def check_training(task: Task, cfg: TrainConfig, max_memory: int) -> Estimate:
-    """`estimate_training`, refused beyond `max_memory` (or the replay_steps cap of its sampler)
-    before anything is recorded or allocated."""
-    d = cfg.d or task.agent.d
-    return check_estimate(estimate_training(task, cfg), max_memory,
-                          f"training on {cfg.samples:,} PTOs of up to {cfg.max_digits:,} digits "
-                          f"(d={d:,}, {cfg.restarts:,} restarts)")

@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from dfst import __version__
-from dfst.budget import check_training
 from dfst.cells import Cell, run_all
 from dfst.errors import DfstError
 from dfst.executors import Outcome, Update
@@ -46,6 +45,7 @@ from dfst.results.certified import certified_counts, certified_text
 from dfst.results.store import CELL_FILE
 from dfst.run_guard import run_lock
 from dfst.tasks import get_task
+from dfst.train.budget import check_training
 
 KEYS = ("tasks", "seeds", "time_budget", "certify", "rescale", "fixed", "grid")
 SET_BY_THE_SWEEP = ("task", "seed")  # the cell's own: from `tasks` and `seeds`
@@ -142,7 +142,7 @@ def plan_cells(spec: SweepSpec, runs: Path, results: Path, *, where: str, rerun:
 
 
 def _check_options(cell: Cell, where: str) -> None:
-    """The cell's training config built, and its memory estimated (`dfst.budget.check_training`)."""
+    """The cell's training config built, and its memory estimated (`dfst.train.budget.check_training`)."""
     try:
         check_training(get_task(cell.task), run_config(cell.task, cell.seed, dict(cell.options)),
                        default_max_memory())

@@ -16,12 +16,12 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from dfst.budget import check_training
 from dfst.cli.agents import MaxMemoryOption, memory_bound
 from dfst.cli.app import JsonOption, app, console, note_agent, parse_int_list, print_json, print_table
 from dfst.errors import DfstError
 from dfst.tasks.own_agent import resolve_task
 from dfst.tasks.user import dfst_command
+from dfst.train.budget import check_training
 from dfst.train.config import (
     command_line,
     config_types,

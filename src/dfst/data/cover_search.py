@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from dfst.budget import Estimate, candidate_pool, estimate_of, with_replays
 from dfst.data.coverage import PUBLISHED_SAMPLES, Rule, candidate_instances, rule_list, rules_used
 from dfst.tasks.base import Instance, Task
 
@@ -250,3 +251,19 @@ def minimal_report(task: Task, max_digits: int, seed: int = 0, pool: int = 5000,
             "irredundant": is_irredundant(result.chosen, p.masks, target),
             "published_samples": PUBLISHED_SAMPLES.get(task.name),
             "instances": [[i.a, i.b] for i in result.instances], "seconds": result.seconds}
+
+
+def estimate_minimal(task: Task, max_digits: int, pool: int) -> Estimate:
+    """dfst coverage --minimal (dfst.data.cover_search): every pair up to the longest length whose
+    pairs number at most EXHAUSTIVE_PAIRS, and `candidate_pool` when that is not max_digits, each
+    replayed once (the cover is then searched on bitmasks, within BRANCH_BUDGET nodes)."""
+    full = exhaustive_length(task, max_digits)
+    pairs = task.short_count(full) if full else 0
+    short = max(full, 1)
+    estimate = with_replays(estimate_of(task, short, short, {}), task, short, pairs, 2 * full * pairs)
+    if full == max_digits:
+        return estimate
+    runs, held = candidate_pool(task, max_digits, pool)
+    more = with_replays(estimate_of(task, max_digits, max_digits, {}), task, max_digits, runs, held)
+    parts = {name: estimate.parts[name] + more.parts[name] for name in more.parts}
+    return replace(more, parts=parts, replays=estimate.replays + more.replays)

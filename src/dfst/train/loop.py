@@ -29,7 +29,6 @@ from pathlib import Path
 import torch
 
 from dfst import __version__
-from dfst.budget import check_training
 from dfst.checkpoint import save_checkpoint
 from dfst.data import SAMPLERS, PtoDataset, summarize
 from dfst.errors import DfstError
@@ -39,6 +38,7 @@ from dfst.run_guard import record_paths, run_lock
 from dfst.tasks.base import Task
 from dfst.tasks.own_agent import reference_json, resolve_task
 from dfst.train.batches import Sequences, batch_rows, bucket_rows, dataset_sha256, step_noise
+from dfst.train.budget import check_training
 from dfst.train.config import TrainConfig
 from dfst.train.evaluation import best_robust, evaluate_model, extract_or_none
 from dfst.train.objectives import LOSSES, noise_at, objective, scores
@@ -121,7 +121,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
     `device` ("cpu", "cuda", "cuda:N") runs the loop's forward and backward passes there; the noise
     and batches are drawn on the CPU, and extraction, evaluation and fine-tuning stay there. It is not
     part of the config: a run may resume on another device (bit-identity holds on the CPU only).
-    The memory the run plans (`dfst.budget.estimate_training`) is refused beyond `max_memory` bytes
+    The memory the run plans (`dfst.train.budget.estimate_training`) is refused beyond `max_memory` bytes
     (default: DFST_MAX_MEMORY, else half the RAM) before anything is recorded or written. A run whose
     every restart diverges stops with its last finite weights (stopped_by "diverged") and is not
     fine-tuned.
