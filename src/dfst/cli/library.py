@@ -3,6 +3,9 @@ discrete interpreter and on the differentiable machine, beside Python's answer (
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import typer
 from rich.table import Table
 
@@ -71,12 +74,21 @@ def library_run_command(
     return 0 if agree else 1
 
 
-def torch_single_thread() -> None:
-    """One thread: the experiments' numbers then repeat exactly on a machine of the same kind."""
+@contextmanager
+def torch_single_thread() -> Iterator[None]:
+    """One thread while the experiment runs: its numbers then repeat exactly on a machine of the same
+    kind. Torch's global settings are restored after, so that a caller in the same process (a test,
+    a notebook) keeps its threads and IEEE subnormals."""
     import torch
 
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
     torch.set_flush_denormal(True)  # values far below 1e-38 slow the CPU tenfold and change nothing
+    try:
+        yield
+    finally:
+        torch.set_flush_denormal(False)  # torch's default; it has no getter to restore from
+        torch.set_num_threads(threads)
 
 
 @library_app.command("experiment")
@@ -140,9 +152,9 @@ def library_experiment_command(
     suffix = "" if router == "slots" else f"_{router}"
     json_path = check_output_file(make_directory(Path(out)) / f"depth_b{base}{suffix}.json", force=force)
     plot_path = check_output_file(plot or "docs/img/library_depth.png", force=force)
-    torch_single_thread()
-    result = run_depth_table(base, list(parse_lengths(depths, "--depths")), epochs, train_samples or None,
-                             router=router, test_samples=test_samples or None)
+    with torch_single_thread():
+        result = run_depth_table(base, list(parse_lengths(depths, "--depths")), epochs, train_samples or None,
+                                 router=router, test_samples=test_samples or None)
     write_atomic(json_path, (json.dumps(result, indent=1) + "\n").encode())
     plot_depth(result, plot_path)
     for row in result["rows"]:
@@ -165,8 +177,8 @@ def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: 
         raise DfstError("--epochs and --test-pairs must be at least 1")
     json_path = check_output_file(make_directory(out) / f"ops_w{width}.json", force=force)
     plot_path = check_output_file(plot, force=force)
-    torch_single_thread()
-    result = run_ops(OpsConfig(width=width, epochs=epochs, test_pairs=test_pairs))
+    with torch_single_thread():
+        result = run_ops(OpsConfig(width=width, epochs=epochs, test_pairs=test_pairs))
     write_atomic(json_path, (json.dumps(result, indent=1) + "\n").encode())
     plot_ops(result, plot_path)
     for summary in result["summary"]:
@@ -193,12 +205,12 @@ def _llm_experiment(config, out, plot, force: bool) -> None:
     make_directory(out.parent)
     json_path = check_output_file(out, force=force)
     plot_path = check_output_file(plot, force=force)
-    torch_single_thread()
 
     def progress(row: dict) -> None:
         console.print(f"epoch {row['epoch']}: test {row['test_accuracy']}%, train {row['train_accuracy']}%, "
                       f"{row['cpu_seconds']} CPU s")
 
-    result = run_llm(config, progress=progress)
+    with torch_single_thread():
+        result = run_llm(config, progress=progress)
     write_atomic(json_path, (json.dumps(result, indent=1) + "\n").encode())
     plot_llm(result, plot_path)
