@@ -251,8 +251,8 @@ def test_a_library_experiment_leaves_torchs_global_settings_as_it_found_them(cap
 
     threads = torch.get_num_threads()
     code, _, err = run(capsys, "library", "experiment", "depth", "--base", "16", "--depths", "1",
-                       "--epochs", "1", "--train-samples", "8", "--test-samples", "8", "--out", tmp_path / "o",
-                       "--plot", tmp_path / "depth.png")
+                       "--epochs", "1", "--train-samples", "8", "--test-samples", "8",
+                       "--out", tmp_path / "o", "--plot", tmp_path / "depth.png")
     assert code == 0, err
     assert torch.get_num_threads() == threads
     tiny = torch.tensor([np.finfo(np.float32).tiny], dtype=torch.float32) / 4  # a subnormal
