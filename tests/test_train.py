@@ -151,8 +151,9 @@ def interrupt_at(iteration: int):
 
 
 @pytest.mark.parametrize("cfg", [TINY, replace(TINY, batch=0, forward="loop",
-                                                      normalize_h=True, loss="ce", init="random")],
-                         ids=["minibatch-noise-l1", "fullbatch-normalized-ce-random"])
+                                                      normalize_h=True, loss="ce", init="random"),
+                                 replace(TINY, engine="fused", threads=2, discrete=0.1)],
+                         ids=["minibatch-noise-l1", "fullbatch-normalized-ce-random", "fused-vertex"])
 def test_interrupted_run_resumes_bit_identically(tmp_path, cfg):
     whole = train(cfg, tmp_path / "whole", command="test")
     with pytest.raises(Interrupt):  # dies after the checkpoint at 20, having logged up to 25

@@ -73,11 +73,11 @@ def test_fields_added_later_appear_only_when_set():
 def test_the_schemas_choices_are_the_registries():
     from dfst.data import SAMPLERS
     from dfst.model import FORWARDS, INITS
-    from dfst.train.loop import SCHEDULES
+    from dfst.train.loop import ENGINES, SCHEDULES
     from dfst.train.objectives import LOSSES
 
     registries = {"sampler": SAMPLERS, "schedule": SCHEDULES, "init": INITS, "loss": LOSSES,
-                  "forward": FORWARDS}
+                  "forward": FORWARDS, "engine": ENGINES}
     assert {name: tuple(r) for name, r in registries.items()} == CHOICES
 
 
@@ -104,7 +104,8 @@ def test_the_reproducing_command_names_every_field_as_before():
         later = {"--finetune" if cfg.finetune else "--no-finetune": True, "--finetune-adam": "0",
                  "--finetune-plain": "0", "--finetune-lbfgs": "0", "--finetune-damping": "1.0",
                  "--finetune-centres": "3000", "--finetune-margin": "0.5",
-                 "--finetune-frozen": "1000" if "'mult10'" in name and recipe else "0"}
+                 "--finetune-frozen": "1000" if "'mult10'" in name and recipe else "0",
+                 "--engine": "autograd"}
         # the recipe values changed since: the iterations of mult2 and mult10 (8,000 -> 4,000 with
         # fine-tuning)
         mults = ("'mult2'" in name or "'mult10'" in name) and recipe

@@ -1,6 +1,7 @@
 """`dfst bench rollout` (the engine against a per-step PyTorch loop, measured in the same run),
-`dfst bench mutations` (the protocol's mutation score) and `dfst bench learnability` (random agents:
-DFST and RPNI success against states and samples)."""
+`dfst bench mutations` (the protocol's mutation score), `dfst bench learnability` (random agents:
+DFST and RPNI success against states and samples) and `dfst bench train` (training's iteration, the
+fused engine against autograd's graph)."""
 
 from __future__ import annotations
 
@@ -124,3 +125,32 @@ def bench_learnability_command(
         table.add_row(str(r["d"]), str(r["samples"]), str(r["agents"]), str(r["dfst"]), str(r["rpni"]))
     print_table(table)
     console.print(f"{report['cpu_seconds']:,} CPU s")
+
+
+@bench_app.command("train")
+def bench_train_command(
+    tasks: str = typer.Option(",".join(("add2", "add10", "mult2", "mult10", "div10x1")), "--tasks",
+                              help="Tasks whose recipes are timed."),
+    iters: int = typer.Option(30, "--iters", help="Iterations timed per engine and repeat."),
+    repeats: int = typer.Option(3, "--repeats", help="Best of this many timings, each engine."),
+    threads: int = typer.Option(1, "--threads", help="Threads of both engines (the recipes': 1)."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Training iterations per second, fused engine vs autograd's graph, on each task's recipe (same
+    data, initialisation, batches and noise), with FLOPs per iteration and the fused engine's share
+    of this machine's dense float32 ceiling (docs/performance.md)."""
+    from dfst.train.bench import bench_train
+
+    rows = bench_train(tuple(t.strip() for t in tasks.split(",") if t.strip()), iters, repeats, threads)
+    if as_json:
+        return print_json(rows)
+    table = Table("task", "restarts x batch", "k", "d", "autograd it/s", "fused it/s", "ratio",
+                  "MFLOP/it", "share of ceiling",
+                  title=f"dfst train's iteration, {threads} thread(s), best of {repeats} x {iters} "
+                        "iterations")
+    for r in rows:
+        table.add_row(r["task"], f"{r['restarts']} x {r['batch']}", str(r["k"]), str(r["d"]),
+                      f"{r['autograd_its']:,}", f"{r['fused_its']:,}", f"{r['ratio']}×",
+                      f"{r['mflop_per_iteration']:,}", f"{100 * r['fused_share']:.1f}%")
+    print_table(table)
+    console.print(f"ceiling: {rows[0]['ceiling_gflops']:,} GFLOP/s (a 256×256 float32 product, one thread)")

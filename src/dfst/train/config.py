@@ -41,6 +41,7 @@ CHOICES = {
     "init": ("identity", "jitter", "random"),
     "loss": ("mse", "ce"),
     "forward": ("scan", "hillis", "loop"),
+    "engine": ("autograd", "fused"),
 }
 
 
@@ -96,6 +97,8 @@ class OptimConfig:
     bucket: bool = setting(False, "Minibatches of samples of similar length.")
     loss: str = setting("mse", "mse (published) or ce.")
     threads: int = setting(1, "Torch threads (bit-identity needs the same number).", low=1)
+    engine: str = setting("autograd", "The objective's forward and backward pass: autograd (torch's "
+                          "graph) or fused (one compiled pass, the same gradient; docs/performance.md).")
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -189,7 +192,7 @@ FLAT_ORDER = ("task", "samples", "max_digits", "seed", "sampler", "d", "iters", 
               "forward", "eval_every", "eval_digits", "eval_random", "target_digits", "checkpoint_every",
               "log_every", "threads", "restarts",
               "finetune", "finetune_adam", "finetune_plain", "finetune_lbfgs", "finetune_damping",
-              "finetune_centres", "finetune_margin", "finetune_frozen", "agent")
+              "finetune_centres", "finetune_margin", "finetune_frozen", "agent", "engine")
 # Fields added after version 1: left out of `to_dict` while at their default, so that the config.json of
 # an old run, and every key reproduce hashes, stay byte for byte what they were.
 LATER_FIELDS = FLAT_ORDER[FLAT_ORDER.index("finetune"):]

@@ -37,11 +37,12 @@ from dfst.model import DFST, INITS, DFSTConfig, Population
 from dfst.run_guard import record_paths, run_lock
 from dfst.tasks.base import Task
 from dfst.tasks.own_agent import reference_json, resolve_task
+from dfst.train import fused
 from dfst.train.batches import Sequences, batch_rows, bucket_rows, dataset_sha256, step_noise
 from dfst.train.budget import check_training
 from dfst.train.config import TrainConfig
 from dfst.train.evaluation import best_robust, evaluate_model, extract_or_none
-from dfst.train.objectives import LOSSES, noise_at, objective, scores
+from dfst.train.objectives import LOSSES, discrete_at, noise_at, objective, scores
 from dfst.train.restarts import lowest_loss_restart, restart_seed, select_restart
 from dfst.train.rundir import (
     DATA_FILE,
@@ -197,9 +198,7 @@ def _train_loop(cfg: TrainConfig, task: Task, out: Path, data: PtoDataset, run_i
             # forward: teacher-forced scores from the scanned hidden states, then the loss
             noise = step_noise(cfg.seed, it, sigma, (cfg.restarts, *reads.shape, d))
             noise = None if noise is None else noise.to(device)
-            symbol_scores, move_scores, h = scores(model, reads, mask, noise, cfg)
-            losses = LOSSES[cfg.loss](symbol_scores, move_scores, writes, moves, mask)  # (R,)
-            total = objective(losses, model, h, mask, it - 1, cfg)
+            losses, total = forward_pass(model, (reads, writes, moves, mask), noise, it - 1, cfg, device)
             seconds = round(elapsed + time.perf_counter() - clock, 3)
             finite = losses[torch.isfinite(losses)]  # a diverged restart never disturbs the others
             if finite.numel() == 0:  # stop with the weights of the last finite iteration
@@ -248,6 +247,37 @@ def _train_loop(cfg: TrainConfig, task: Task, out: Path, data: PtoDataset, run_i
     return _finish(out, model.member(chosen), cfg, task, run_info, done, loss_value, last_eval,
                    stopped_by or "iters", seconds, resumed_from=start or None,
                    restarts={"chosen": chosen, "table": restarts}, data=data, cpu_seconds=cpu_seconds)
+
+
+def forward_pass(model: Population, batch: tuple, noise: torch.Tensor | None, step: int, cfg: TrainConfig,
+                 device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """(the restarts' losses (R,), the objective to minimise) of a batch at 0-based iteration `step`,
+    by the engine `cfg.engine` names; the fused one where it supports the config, else autograd's,
+    which computes the same."""
+    engine = cfg.engine if fused.supports(cfg, device) else "autograd"
+    return ENGINES[engine](model, batch, noise, step, cfg)
+
+
+def autograd_pass(model: Population, batch: tuple, noise: torch.Tensor | None, step: int,
+                  cfg: TrainConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    """The objective as torch ops, differentiated by autograd: the reference."""
+    reads, writes, moves, mask = batch
+    symbol_scores, move_scores, h = scores(model, reads, mask, noise, cfg)
+    losses = LOSSES[cfg.loss](symbol_scores, move_scores, writes, moves, mask)  # (R,)
+    return losses, objective(losses, model, h, mask, step, cfg)
+
+
+def fused_pass(model: Population, batch: tuple, noise: torch.Tensor | None, step: int,
+               cfg: TrainConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    """The loss and vertex penalty in one compiled pass (`dfst.train.fused`), L1 on A as a torch op."""
+    per_restart, losses = fused.fused_objective(model, *batch, noise, cfg,
+                                                discrete_at(step, cfg) if cfg.discrete else 0.0)
+    total = per_restart.sum()
+    return losses, total + cfg.l1 * model.A.abs().sum() if cfg.l1 else total
+
+
+# Training's forward and backward pass, by `cfg.engine` (config.CHOICES["engine"])
+ENGINES = {"autograd": autograd_pass, "fused": fused_pass}
 
 
 def _finish(out: Path, model: DFST, cfg: TrainConfig, task: Task, run_info: dict, done: int,
