@@ -105,3 +105,19 @@ def test_digits_within_inverts_the_step_bound():
             assert ADD2.step_bound(n, n, 2) <= steps < ADD2.step_bound(n + 1, n + 1, 2)
         else:
             assert ADD2.step_bound(1, 1, 2) > steps
+
+
+def test_certify_says_when_a_bounded_proof_falls_short_of_the_digits_asked(capsys, tmp_path):
+    import torch
+
+    from cli_helpers import run
+    from dfst.checkpoint import save_checkpoint
+    from dfst.model import DFST
+
+    w = dense_add2()
+    tensors = (torch.from_numpy(np.asarray(a, dtype=np.float32)) for a in (w.A, w.B, w.C, w.h0))
+    out = save_checkpoint(DFST.from_weights(*tensors, task="add2"), tmp_path / "dense", {})
+    code, text, _ = run(capsys, "certify", out, "--digits", "100000000")
+    text = " ".join(text.split())
+    assert code == 1 and text.startswith("CERTIFIED") and "on every input of at most" in text
+    assert "short of the check asked" in text and "not the 100,000,000 of --digits" in text

@@ -54,6 +54,8 @@ def test_data_file_replaces_sampling(capsys, tmp_path):
     assert summary["samples"] == 3
     saved = json.loads((tmp_path / "run" / "config.json").read_text())
     assert saved["train"]["samples"] == 3 and f"--data {data}" in saved["command"]
+    assert saved["train"]["sampler"] == "uniform"  # the file's rule, not the recipe's cover sampler
+    assert summary["set_by"]["--data"] == {"samples": 3, "max_digits": 2, "sampler": "uniform"}
 
 
 def test_finished_and_unfinished_runs_are_protected(capsys, tmp_path):

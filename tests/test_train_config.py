@@ -128,9 +128,10 @@ def test_published_and_data_never_override_a_given_flag():
     with pytest.raises(DfstError, match="--restarts conflicts with --published"):
         configure("add2", {"restarts": 4}, {"restarts"}, published=True)
     operands = [("1", "10"), ("111", "1")]
-    cfg, set_by = configure("add2", {}, set(), operands=operands)
-    assert (cfg.samples, cfg.max_digits) == (2, 3)
-    assert set_by == {"recipe": {"add2": {"finetune": True}}, "--data": {"samples": 2, "max_digits": 3}}
+    cfg, set_by = configure("add2", {}, set(), operands=operands, sampling_rule="uniform-lengths")
+    assert (cfg.samples, cfg.max_digits, cfg.sampler) == (2, 3, "uniform")
+    assert set_by == {"recipe": {"add2": {"finetune": True}},
+                      "--data": {"samples": 2, "max_digits": 3, "sampler": "uniform"}}
     with pytest.raises(DfstError, match="--samples conflicts with --data"):
         configure("add2", {"samples": 5}, {"samples"}, operands=operands)
     with pytest.raises(DfstError, match="--sampler conflicts with --data"):

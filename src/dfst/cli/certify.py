@@ -58,6 +58,10 @@ def certify_command(
     proves = f": {escape(report['proves'])}" if "proves" in report else ""
     console.print(f"[{colour}]{report['verdict']}[/] ({report['task']}, {report['mode']} mode, "
                   f"{report['seconds']:.3f} s){proves}", highlight=False)
+    if report["verdict"] == "CERTIFIED" and not holds and report.get("max_digits") is not None \
+            and digits is not None and report["max_digits"] < digits:
+        console.print(f"[red]short of the check asked[/]: the proof reaches {report['max_digits']:,} "
+                      f"digits, not the {digits:,} of --digits (exit code 1)", highlight=False)
     for key in ("proof", "nodes", "checker", "certificate", "counterexample", "diagnosis"):
         if key in report:
             console.print(f"  {key}: {json.dumps(report[key])}", highlight=False, markup=False)

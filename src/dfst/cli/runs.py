@@ -18,8 +18,10 @@ def report_runs_command(
     as_csv: bool = CsvOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """One row per training run: final loss and the last closed-loop evaluation."""
-    show_rows(run_rows(runs), RUN_COLUMNS, "training runs", markdown=markdown, as_csv=as_csv, as_json=as_json)
+    """One row per training run: final loss and the closed-loop evaluation the run made itself (at
+    its --eval-digits; `dfst eval RUN` measures further)."""
+    title = "training runs (LG as each run evaluated it, at its --eval-digits; dfst eval RUN goes further)"
+    show_rows(run_rows(runs), RUN_COLUMNS, title, markdown=markdown, as_csv=as_csv, as_json=as_json)
 
 
 @app.command("plot-runs")

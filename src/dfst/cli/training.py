@@ -80,7 +80,8 @@ def train_command(
         check_dataset(task, dataset, f"dataset {data}")
     given = {name for name in options if _given(ctx, name)}
     cfg, set_by = configure(task.name, parse_options(options), given, published=published,
-                            operands=None if dataset is None else dataset.operands)
+                            operands=None if dataset is None else dataset.operands,
+                            sampling_rule=None if dataset is None else dataset.sampling.get("rule"))
     check_out(out, resume=resume, force=force, rounds=until_certified)
     memory = memory_bound(max_memory)  # the PTOs, the model and an iteration, estimated before any work
     check_training(task, cfg if dataset is None else replace(cfg, sampler="uniform"), memory)

@@ -407,14 +407,15 @@ def recipe_fields(task: str) -> dict[str, Any] | None:
 
 
 def configure(task: str, values: dict, given: set[str] | None = None, *, published: bool = False,
-              operands: list | None = None) -> tuple[TrainConfig, dict[str, dict]]:
-    """The config of a `dfst train` command: `task`'s recipe where it has one (`recipe_fields`;
-    add2's, the general one, otherwise), the published recipe (`published`) and a dataset file's
-    training set (`operands`) on top, then the options the user gave. `values` are the flat values
-    of the options, `given` names the fields the user set (None: all of `values`); the others are
-    the options' defaults and are ignored. --published and --data override the task's recipe
-    silently, but a flag the user gave never: a value of theirs that differs is a DfstError naming
-    the option, and so is --forward scan/hillis while h is normalised (the loop runs then).
+              operands: list | None = None, sampling_rule: str | None = None
+              ) -> tuple[TrainConfig, dict[str, dict]]:
+    """The config of a `dfst train` command: `task`'s recipe where it has one (`recipe_fields`; add2's,
+    the general one, otherwise), the published recipe (`published`) and a dataset file's training set
+    (`operands`, drawn by `sampling_rule`) on top, then the options the user gave. `values` are the flat
+    values of the options, `given` names the fields the user set (None: all of `values`); the others are
+    the options' defaults and are ignored. --published and --data override the task's recipe silently, but
+    a flag the user gave never: a value of theirs that differs is a DfstError naming the option, and so is
+    --forward scan/hillis while h is normalised (the loop runs then).
 
     Returns the config and what each source set, in the order applied, a later one winning:
     {"recipe": {task: fields}, "--published": {...}, "--data": {...}, "flags": {...}} (the keys that
@@ -430,8 +431,8 @@ def configure(task: str, values: dict, given: set[str] | None = None, *, publish
     if published:
         cfg, set_by["--published"] = with_fields(cfg, PUBLISHED, given, "--published"), PUBLISHED
     if operands is not None:
-        cfg = with_dataset(cfg, operands, given, "--data")
-        set_by["--data"] = {name: getattr(cfg, name) for name in ("samples", "max_digits")}
+        cfg = with_dataset(cfg, operands, given, "--data", sampling_rule)
+        set_by["--data"] = {name: getattr(cfg, name) for name in DATA_DECIDES}
     if flags:
         set_by["flags"] = {name: getattr(cfg, name) for name in flags}
     if "forward" in given and cfg.normalize_h and cfg.forward != "loop":
@@ -454,12 +455,19 @@ def with_fields(cfg: TrainConfig, values: dict, given: set[str], source: str) ->
     return replace(cfg, **values)
 
 
-def with_dataset(cfg: TrainConfig, operands: list, given: set[str], source: str) -> TrainConfig:
-    """`cfg` training on a dataset file's `operands`: samples and max_digits are the file's; an option
-    that would choose the training set (--samples or --max-digits otherwise than the file, --sampler
-    at all: the file is not sampled) is a DfstError naming it."""
+def with_dataset(cfg: TrainConfig, operands: list, given: set[str], source: str,
+                 sampling_rule: str | None = None) -> TrainConfig:
+    """`cfg` training on a dataset file's `operands`: samples, max_digits and the sampler are the
+    file's (the sampler its `sampling_rule` names, so that config.json says how the PTOs were
+    chosen); an option that would choose the training set (--samples or --max-digits otherwise than
+    the file, --sampler at all: the file is not sampled) is a DfstError naming it."""
     if "sampler" in given:
         raise DfstError(f"--sampler conflicts with {source}: the file is the training set, "
                         "nothing is sampled")
     values = {"samples": len(operands), "max_digits": max(len(x) for pair in operands for x in pair)}
+    cfg = replace(cfg, sampler=SAMPLER_OF_RULE.get(sampling_rule, cfg.sampler))
     return with_fields(cfg, values, given, source)
+
+
+# A dataset file's sampling rule (its meta.json) -> the sampler that draws by it (dfst.data.SAMPLERS)
+SAMPLER_OF_RULE = {"uniform-lengths": "uniform", "cover": "cover", "pairs": "pairs"}
