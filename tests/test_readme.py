@@ -58,17 +58,21 @@ def test_the_headline_table_is_the_stored_results():
     results = load_results(ROOT / "results" / "dfst")
     rows = table_rows(text)
     assert [row[0] for row in rows] == list(PAPER)
-    for task, paper_ptos, paper_params, paper_lg, ptos, params, n, robust, certified in rows:
+    for task, paper_ptos, paper_params, paper_lg, ptos, params, robust, certified, hard_set in rows:
         assert (paper_ptos, paper_params, paper_lg) == PAPER[task]
         mine = [r for r in results if r.task == task and r.seed in seeds[task]]
         model = [r for r in mine if r.system == "DFST"]
         extracted = [r for r in mine if r.system == "DFST (extracted)"]
-        assert len(model) == len(extracted) == len(seeds[task]) == int(n)
+        n = len(seeds[task])
+        assert len(model) == len(extracted) == n
         assert {f"{r.samples:,} ({r.max_train_digits})" for r in model} == {ptos}
         assert {f"{r.params:,}" for r in model} == {params}
-        assert robust == f"{min(r.robust_lg for r in model):,}"
+        [target] = {r.details["target_digits"] for r in model}
+        assert robust == f"{sum(r.robust_lg >= target for r in model)} of {n} at {target:,}"
         whole = sum(certified_kind(r) == "all" for r in extracted)  # CERTIFIED, checker ok, no bound
         assert certified == f"{whole} of {n}"
+        versions = {((r.key or {}).get("eval") or {}).get("hard_set", 1) for r in model}  # 1: before keys
+        assert hard_set == f"hard set {versions.pop()}" and not versions
 
 
 def test_the_comparison_block_is_what_dfst_table_writes(tmp_path, monkeypatch):
