@@ -62,9 +62,12 @@ def certify_command(
             and digits is not None and report["max_digits"] < digits:
         console.print(f"[red]short of the check asked[/]: the proof reaches {report['max_digits']:,} "
                       f"digits, not the {digits:,} of --digits (exit code 1)", highlight=False)
-    for key in ("proof", "nodes", "checker", "certificate", "counterexample", "diagnosis"):
+    for key in ("proof", "nodes", "checker", "certificate", "counterexample"):
         if key in report:
             console.print(f"  {key}: {json.dumps(report[key])}", highlight=False, markup=False)
+    if "diagnosis" in report:  # not an error: what stopped the proof short of every length
+        label = "why not every length" if report["verdict"] == "CERTIFIED" else "diagnosis"
+        console.print(f"  {label}: {json.dumps(report['diagnosis'])}", highlight=False, markup=False)
     return 0 if holds else 1
 
 
