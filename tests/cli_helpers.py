@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 from dfst.cli import main
@@ -38,3 +40,12 @@ def run_verdict_json(capsys, *argv: str | Path) -> dict:
     report = json.loads(out)
     assert code == (0 if report["certified"] else 1), err
     return report
+
+
+def hold_in_subprocess(statement: str, path: Path) -> subprocess.Popen:
+    """Another process that runs `statement` (it takes a lock on `path`, given as sys.argv[1]) and then
+    sleeps until killed; returned once it says it holds the lock."""
+    code = f"import sys, time\n{statement}\nprint('held', flush=True)\ntime.sleep(60)"
+    proc = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc

@@ -14,3 +14,14 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(old)
+
+
+@pytest.fixture
+def task_registry():
+    """The test leaves dfst's task registry as it found it (the CLI, run in-process, registers tasks)."""
+    from dfst.tasks import TASKS
+
+    before = dict(TASKS)
+    yield
+    TASKS.clear()
+    TASKS.update(before)

@@ -9,13 +9,12 @@ import io
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
-from cli_helpers import assert_one_line_error, run, run_json
+from cli_helpers import assert_one_line_error, hold_in_subprocess, run, run_json
 from dfst.checkpoint import save_checkpoint
 from dfst.compile import compile_agent
 from dfst.model import DFST
@@ -60,15 +59,9 @@ def test_compile_force_never_removes_a_users_file_named_like_a_report(capsys, ch
 
 # ----------------------------------------------------------------------------- one writer per output
 
-HOLD = ("import sys, time; from dfst.outputs import claim_output\n"
-        "claim_output(sys.argv[1]); print('held', flush=True); time.sleep(60)")
-
-
 def hold_output(path: Path) -> subprocess.Popen:
     """Another dfst process that is writing `path` (it has claimed it) until killed."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path)], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "held"
-    return proc
+    return hold_in_subprocess("from dfst.outputs import claim_output; claim_output(sys.argv[1])", path)
 
 
 def test_a_second_writer_of_one_dataset_is_refused_then_free_once_the_first_dies(capsys, tmp_path):

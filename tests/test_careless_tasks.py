@@ -59,13 +59,7 @@ TASKS = [dataclasses.replace(OR2, name="or2wrong", answer=answer)]
 '''
 
 
-@pytest.fixture(autouse=True)
-def registry():
-    """Every test leaves the registry as it found it (the CLI runs in this process)."""
-    before = dict(TASKS)
-    yield
-    TASKS.clear()
-    TASKS.update(before)
+pytestmark = pytest.mark.usefixtures("task_registry")  # the CLI registers tasks in this process
 
 
 def tasks_file(tmp_path: Path, text: str) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json, run_verdict_json
+from cli_helpers import TRAIN_ADD2, assert_one_line_error, hold_in_subprocess, run, run_json, run_verdict_json
 
 QUICK = ("--iters", "6", "--restarts", "1", "--eval-every", "0", "--samples", "4", "--max-digits", "2")
 ROUNDS = ("--until-certified", "--max-rounds", "1", *QUICK)
@@ -99,16 +99,11 @@ def test_train_force_refuses_a_foreign_config(capsys, tmp_path):
 
 # ----------------------------------------------------------------------------- the lock
 
-HOLD = ("import sys, time; from dfst.run_guard import run_lock\n"
-        "with run_lock(sys.argv[1], 'dfst train add2 --out elsewhere'):\n"
-        "    print('locked', flush=True); time.sleep(60)")
-
-
 def hold_lock(directory: Path) -> subprocess.Popen:
     """Another process holding the run lock of `directory` until killed."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(directory)], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "locked"
-    return proc
+    return hold_in_subprocess("from dfst.run_guard import run_lock\n"
+                              "lock = run_lock(sys.argv[1], 'dfst train add2 --out elsewhere')\n"
+                              "lock.__enter__()", directory)
 
 
 def test_a_second_writer_is_refused_naming_the_holder_and_a_killed_holder_never_blocks(capsys, tmp_path):

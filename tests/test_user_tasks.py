@@ -17,13 +17,7 @@ from dfst.tasks.user import contract_problem, load_entry_points, load_tasks_file
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "tasks" / "or2.py"
 
 
-@pytest.fixture(autouse=True)
-def registry():
-    """Every test leaves the registry as it found it (the CLI runs in this process)."""
-    before = dict(TASKS)
-    yield
-    TASKS.clear()
-    TASKS.update(before)
+pytestmark = pytest.mark.usefixtures("task_registry")  # the CLI registers tasks in this process
 
 
 @pytest.fixture
