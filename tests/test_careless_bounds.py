@@ -257,3 +257,13 @@ def test_a_library_experiment_leaves_torchs_global_settings_as_it_found_them(cap
     assert torch.get_num_threads() == threads
     tiny = torch.tensor([np.finfo(np.float32).tiny], dtype=torch.float32) / 4  # a subnormal
     assert tiny.item() > 0  # not flushed to zero
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (("bench", "rollout", "--digits", "100000000000"), "--digits 100,000,000,000 needs about"),
+    (("bench", "learnability", "--agents", "100000000"), "plans 1,200,000,000 training runs, over the cap"),
+])
+def test_benches_estimate_their_work_before_it_starts(capsys, tmp_path, argv, fragment):
+    code, _, err = run(capsys, *argv, *(("--out", tmp_path / "l") if "learnability" in argv else ()))
+    assert_one_line_error(code, err, fragment)
+    assert not (tmp_path / "l").exists()

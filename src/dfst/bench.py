@@ -18,7 +18,9 @@ import numpy as np
 import torch
 
 from dfst.automata import MOVE_DELTAS, STOP
+from dfst.budget import check_rollout
 from dfst.errors import DfstError
+from dfst.limits import default_max_memory
 from dfst.rollout import DfstWeights, rollout, run_dfst
 from dfst.tasks import TASKS
 
@@ -33,6 +35,8 @@ def run_bench(dims=(12, 20, 32, 108), digits: int = 300_000, torch_steps: int = 
             raise DfstError(f"{name} must be at least 1, got {value}")
     if min(dims) < smallest_dim():
         raise DfstError(f"--dims must be >= {smallest_dim()}, the add2 expert's number of states")
+    for name, n in (("--digits", digits), ("--memory-digits", memory_digits)):  # before any work
+        check_rollout(TASKS["add2"], n, n, default_max_memory(), f"{name} {n:,}")
     rows = bench_rollout(dims, digits, torch_steps, repeats)
     return {"rollout": rows, "memory": bench_memory(memory_digits)}
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from dfst.automata import Rule, Transducer, make_transducer, save_transducer
 from dfst.errors import DfstError
+from dfst.limits import check_work
 from dfst.tasks.base import BLANK
 
 BASE_TASK = "sort2"  # its layout, readout (the row, exactly) and quadratic step bound
@@ -144,6 +145,8 @@ def learnability_report(out: str | Path, *, states: tuple[int, ...] = DEFAULT_ST
     """Every cell (d, agent, samples) under `out` (resumed where a run is finished), and the table."""
     if not states or min(states) < 1 or not samples or min(samples) < 1 or agents < 1:
         raise DfstError("--states, --samples and --agents must be positive")
+    check_work("cells", len(states) * agents * len(samples),  # each a training run: counted before any
+               f"{len(states)} x {agents:,} x {len(samples)} (states x agents x sample counts)")
     start, cells, done = time.process_time(), [], 0
     target = 100 * MAX_DIGITS
     for d in states:
