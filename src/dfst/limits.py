@@ -109,8 +109,8 @@ def default_max_memory() -> int:
 WORKERS_PER_CPU = 4
 WORK_CAPS: dict[str, tuple[str, int | None, str, str]] = {
     "cells": ("DFST_MAX_CELLS", 10_000, "training runs",
-              "training runs (task x grid point x seed) of one dfst sweep or dfst reproduce, each "
-              "minutes of CPU"),
+              "training runs (task x grid point x seed) of one dfst sweep or dfst reproduce, or the "
+              "cells of dfst bench learnability, each minutes of CPU"),
     "workers": ("DFST_MAX_WORKERS", None, "processes",
                 f"processes one --workers starts on this machine ({WORKERS_PER_CPU} per CPU)"),
     "replay_steps": ("DFST_MAX_REPLAY_STEPS", 10**9, "simulator steps",
