@@ -183,3 +183,10 @@ def test_a_second_writer_of_one_checkpoint_or_report_directory_is_refused(capsys
         holder.wait()
     assert not (tmp_path / "ck").exists()
     assert run_json(capsys, "compile", "add2", "--out", tmp_path / "ck")["task"] == "add2"
+
+
+@pytest.mark.parametrize("argv", [("solve", "add10", "987", "45", "--shw"), ("solve", "add10", "--shw")])
+def test_a_mistyped_option_after_operands_is_named_as_an_option(capsys, argv):
+    code, _, err = run(capsys, *argv)
+    assert_one_line_error(code, err, "--shw")
+    assert "o such option: --shw" in err and "extra argument" not in err and "operands" not in err

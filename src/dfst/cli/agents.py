@@ -108,6 +108,9 @@ def _check_options(seed: int, delay: float, random_digits: int | None, a: str | 
     """Every option checked before any work: numpy refuses negative seeds with a traceback."""
     if seed < 0:
         raise DfstError(f"--seed must be >= 0, got {seed}")
+    for operand in (a, b):  # "-5" reaches the operand check; "--shw" is a mistyped option
+        if operand is not None and operand.startswith("--"):
+            raise DfstError(f"no such option: {operand} (dfst solve --help lists them)")
     if not (math.isfinite(delay) and 0 <= delay <= MAX_DELAY):
         raise DfstError(f"--delay must be between 0 and {MAX_DELAY:g} seconds, got {delay}")
     if random_digits is not None and (a is not None or b is not None):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -96,11 +97,18 @@ def main(argv: list[str] | None = None) -> int:
         return fail("out of memory (see --max-memory and docs/safety.md)", as_json=as_json)
     except Exception as exc:
         if hasattr(exc, "format_message"):  # the parser's usage errors
-            return fail(exc.format_message(), getattr(exc, "exit_code", 2), as_json=as_json)
+            return fail(_usage_message(exc.format_message()), getattr(exc, "exit_code", 2), as_json=as_json)
         return _internal_error(exc, as_json)
     finally:
         release_all_outputs()  # a command that stopped before writing its outputs frees them
     return result if isinstance(result, int) else 0
+
+
+def _usage_message(message: str) -> str:
+    """The parser's message, except that an "extra argument" that starts with -- is named for what
+    it is: an option the command does not have (a typo, with operands that may start with -)."""
+    found = re.search(r"unexpected extra argument(?:s|\(s\))? \((--[^\s)]+)", message)
+    return f"No such option: {found[1]} (--help lists the command's options)" if found else message
 
 
 def _internal_error(exc: Exception, as_json: bool) -> int:
