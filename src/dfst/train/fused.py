@@ -32,18 +32,18 @@ def supports(cfg: TrainConfig, device: torch.device) -> bool:
 
 
 class FusedObjective(torch.autograd.Function):
-    """(A, B, C, h0) -> every restart's loss + vertex_weight·vertex, (R,); the gradient comes from the
-    kernel's pass, scaled by each restart's upstream gradient."""
+    """(A, B, C, h0) -> (every restart's loss + vertex_weight·vertex, (R,); the losses alone, without
+    a gradient); the gradient comes from the kernel's pass, scaled by each restart's upstream one."""
 
     @staticmethod
     def forward(ctx, A, B, C, h0, batch: tuple, options: tuple):
         losses, vertex, *grads = run_kernel(A, B, C, h0, batch, options)
         ctx.save_for_backward(*grads)
-        ctx.parts = losses, vertex
-        return losses + options[2] * vertex
+        ctx.mark_non_differentiable(losses)
+        return losses + options[2] * vertex, losses
 
     @staticmethod
-    def backward(ctx, upstream):
+    def backward(ctx, upstream, _losses):
         scale = upstream.view(-1, *([1] * 3))  # (R, 1, 1, 1): restart r's objective only touches its weights
         gA, gB, gC, gh0 = ctx.saved_tensors
         return gA * scale, gB * scale, gC * scale, gh0 * upstream[:, None], None, None
@@ -76,9 +76,4 @@ def fused_objective(model: Population, reads: torch.Tensor, writes: torch.Tensor
     batch = (reads.contiguous(), writes.contiguous(), moves.contiguous(), lengths,
              None if noise is None else noise.float().contiguous())
     options = (bool(cfg.normalize_h), cfg.loss, float(vertex_weight), chunks)
-    objective = FusedObjective.apply(model.A, model.B, model.C, model.h0, batch, options)
-    return objective, objective.detach() - float(vertex_weight) * _vertex_part(objective)
-
-
-def _vertex_part(objective: torch.Tensor) -> torch.Tensor:
-    return objective.grad_fn.parts[1] if objective.grad_fn is not None else torch.zeros_like(objective)
+    return FusedObjective.apply(model.A, model.B, model.C, model.h0, batch, options)
