@@ -38,7 +38,6 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,18 +197,23 @@ def save_dataset(ds: PtoDataset, path: str | Path, *, overwrite: bool = False) -
 
 
 def _zip(contents: dict[str, bytes]) -> bytes:
-    """The members deflated, in order, with fixed metadata; a member that deflates more than the
-    readers' MAX_ZIP_RATIO (the moves of very long runs: one move repeated) is stored as it is."""
+    """The members deflated, in order, with fixed metadata; a member that deflated more than the
+    readers' MAX_ZIP_RATIO (the moves of very long runs: one move repeated) is written again stored."""
+    raw = _write_zip(contents, stored=set())
+    with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+        stored = {info.filename for info in zf.infolist()
+                  if info.file_size > ZIP_RATIO_FLOOR and info.file_size > MAX_ZIP_RATIO * info.compress_size}
+    return _write_zip(contents, stored) if stored else raw
+
+
+def _write_zip(contents: dict[str, bytes], stored: set[str]) -> bytes:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         for name, data in contents.items():
             info = zipfile.ZipInfo(name, date_time=_DATE)
+            info.compress_type = zipfile.ZIP_STORED if name in stored else zipfile.ZIP_DEFLATED
             info.create_system = 3  # "unix", else it depends on the platform writing the file
             info.external_attr = 0o644 << 16
-            packed = zlib.compressobj(6, zlib.DEFLATED, -15)
-            deflated = len(packed.compress(data) + packed.flush())
-            bomb_like = len(data) > ZIP_RATIO_FLOOR and len(data) > MAX_ZIP_RATIO * deflated
-            info.compress_type = zipfile.ZIP_STORED if bomb_like else zipfile.ZIP_DEFLATED
             zf.writestr(info, data, compresslevel=6)
     return buf.getvalue()
 

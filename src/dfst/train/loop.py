@@ -42,7 +42,7 @@ from dfst.train.batches import Sequences, batch_rows, bucket_rows, dataset_sha25
 from dfst.train.budget import check_training
 from dfst.train.config import TrainConfig
 from dfst.train.evaluation import best_robust, evaluate_model, extract_or_none
-from dfst.train.objectives import LOSSES, discrete_at, noise_at, objective, scores
+from dfst.train.objectives import LOSSES, PENALTIES, discrete_at, noise_at, objective, scores
 from dfst.train.restarts import lowest_loss_restart, restart_seed, select_restart
 from dfst.train.rundir import (
     DATA_FILE,
@@ -269,11 +269,15 @@ def autograd_pass(model: Population, batch: tuple, noise: torch.Tensor | None, s
 
 def fused_pass(model: Population, batch: tuple, noise: torch.Tensor | None, step: int,
                cfg: TrainConfig) -> tuple[torch.Tensor, torch.Tensor]:
-    """The loss and vertex penalty in one compiled pass (`dfst.train.fused`), L1 on A as a torch op."""
+    """The loss and vertex penalty in one compiled pass (`dfst.train.fused`); the other penalties of
+    the registry (L1 on A) as torch ops on the weights, as `objective` adds them."""
     per_restart, losses = fused.fused_objective(model, *batch, noise, cfg,
                                                 discrete_at(step, cfg) if cfg.discrete else 0.0)
     total = per_restart.sum()
-    return losses, total + cfg.l1 * model.A.abs().sum() if cfg.l1 else total
+    for name, penalty in PENALTIES.items():
+        if name != "vertex" and getattr(cfg, penalty.field):  # (the vertex penalty is in the pass)
+            total = total + penalty.weight(step, cfg) * penalty.value(model, None, batch[3])
+    return losses, total
 
 
 # Training's forward and backward pass, by `cfg.engine` (config.CHOICES["engine"])
