@@ -190,3 +190,27 @@ def test_a_mistyped_option_after_operands_is_named_as_an_option(capsys, argv):
     code, _, err = run(capsys, *argv)
     assert_one_line_error(code, err, "--shw")
     assert "o such option: --shw" in err and "extra argument" not in err and "operands" not in err
+
+
+def test_lock_files_left_by_killed_holders_are_swept_and_held_ones_kept(tmp_path):
+    import os
+    import time
+
+    from dfst import outputs
+
+    dead, alive = tmp_path / "dead.zip", tmp_path / "alive.zip"
+    killed, holder = hold_output(dead), hold_output(alive)
+    try:
+        killed.kill()  # kill -9: the kernel drops its lock, its lock file stays
+        killed.wait()
+        locks = [outputs.claim_lock_path(p) for p in (dead, alive)]
+        assert all(lock.exists() for lock in locks)
+        old = time.time() - 2 * outputs.STALE_CLAIM_SECONDS
+        for lock in locks:
+            os.utime(lock, (old, old))
+        outputs._claims_directory.cache_clear()  # the sweep runs once a process, when it first claims
+        outputs._claims_directory()
+        assert not locks[0].exists() and locks[1].exists()
+    finally:
+        holder.kill()
+        holder.wait()

@@ -51,6 +51,23 @@ def release(path: Path, fd: int) -> None:
     os.close(fd)
 
 
+def remove_if_unheld(path: Path) -> bool:
+    """Remove the lock file at `path` if no process holds it (its holder died: a kill -9 leaves the
+    file, never the lock); True if it was removed."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False  # held: its holder is alive
+    stale = _same_file(path, fd)
+    release(path, fd) if stale else os.close(fd)
+    return stale
+
+
 def _name_holder(fd: int, command: str) -> None:
     info = {"pid": os.getpid(), "host": socket.gethostname(), "command": command}
     os.ftruncate(fd, 0)

@@ -16,17 +16,19 @@ Every refusal is a one-line DfstError naming the path (exit code 2), raised befo
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import os
 import shutil
 import stat
 import tempfile
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from dfst import __version__
 from dfst.errors import DfstError
-from dfst.locks import acquire, release
+from dfst.locks import acquire, release, remove_if_unheld
 
 # Carried inside every non-JSON file dfst writes (PNG/PDF/SVG metadata, a DOT comment).
 MARKER = "written by dfst"
@@ -274,6 +276,7 @@ def rewrite_between(path: str | Path, start_mark: str, end_mark: str, block: str
 # ----------------------------------------------------------------------------- one writer per file
 
 _CLAIMS: dict[str, tuple[Path, int]] = {}  # output path -> (its lock file, the fd holding it)
+STALE_CLAIM_SECONDS = 60  # a lock file this old and unlocked was left by a holder that died
 
 
 def claim_output(path: str | Path) -> None:
@@ -282,8 +285,13 @@ def claim_output(path: str | Path) -> None:
     temporary directory, so no lock file ever lands among the user's own files."""
     key = _claim_key(Path(path))
     if key not in _CLAIMS:
-        lock = _claims_directory() / f"{hashlib.sha256(key.encode()).hexdigest()[:40]}.lock"
+        lock = claim_lock_path(path)
         _CLAIMS[key] = (lock, acquire(lock, f"output {path}"))
+
+
+def claim_lock_path(path: str | Path) -> Path:
+    """The lock file that claims `path` (in the per-user lock directory, named by the resolved path)."""
+    return _claims_directory() / f"{hashlib.sha256(_claim_key(Path(path)).encode()).hexdigest()[:40]}.lock"
 
 
 def release_output(path: str | Path) -> None:
@@ -297,7 +305,10 @@ def _claim_key(path: Path) -> str:
     return os.path.join(os.path.realpath(path.parent if str(path.parent) else "."), path.name)
 
 
+@functools.cache
 def _claims_directory() -> Path:
+    """The per-user lock directory, made once per process, with the lock files that dead holders
+    left there removed (unlocked: they guard nothing, and would pile up)."""
     directory = Path(tempfile.gettempdir()) / f"dfst-locks-{os.getuid()}"
     try:
         directory.mkdir(mode=0o700, exist_ok=True)
@@ -307,6 +318,14 @@ def _claims_directory() -> Path:
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
         raise DfstError(f"dfst's lock directory {directory} is not a directory of this user's "
                         "(set TMPDIR to another directory)")
+    now = time.time()
+    for path in directory.glob("*.lock"):
+        try:
+            old = now - os.lstat(path).st_mtime > STALE_CLAIM_SECONDS  # never one being created now
+        except FileNotFoundError:
+            continue  # its holder removed it meanwhile
+        if old:
+            remove_if_unheld(path)
     return directory
 
 
