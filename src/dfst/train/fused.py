@@ -53,7 +53,7 @@ def run_kernel(A, B, C, h0, batch: tuple, options: tuple) -> tuple[torch.Tensor,
     """The kernel on torch tensors: (losses, vertex, gA, gB, gC, gh0)."""
     reads, writes, moves, lengths, noise = batch
     normalise, loss, vertex_weight, chunks = options
-    arrays = [t.detach().numpy() for t in (A, B, C, h0)]
+    arrays = [t.detach().numpy() for t in (A, A.detach().mT.contiguous(), B, C, h0)]
     has_noise = noise is not None
     noise_array = (noise.numpy() if has_noise
                    else np.zeros((1, 1, reads.shape[1], A.shape[-1]), dtype=np.float32))

@@ -76,7 +76,7 @@ def _readout_grad(W, x, s, target, scale, loss, g_s, gW, value_scale, y):
 
 
 @numba.njit(cache=True, fastmath=FAST)
-def _sequence(A, B, C, h0, reads, writes, moves, length, noise, has_noise, normalise, loss, n_real,
+def _sequence(A, AT, B, C, h0, reads, writes, moves, length, noise, has_noise, normalise, loss, n_real,
               vertex_weight, gA, gB, gC, gh0, states, norms, work):
     """Objective (loss, vertex) of one sequence of one restart, its gradient added into the buffers.
     `work` (4, max(d, k, 5)): scratch rows, so that no step allocates."""
@@ -109,10 +109,15 @@ def _sequence(A, B, C, h0, reads, writes, moves, length, noise, has_noise, norma
         if vertex_weight != 0.0:
             total_vertex += _vertex_grad(s, vertex_weight * np.float32(2.0) / n_real, g_s)
         if t + 1 < length:
-            for i in range(d):
+            for j in range(d):  # A[x]ᵀ g as dot products along AT = Aᵀ's rows: one store per entry
+                acc = np.float32(0.0)
+                for i in range(d):
+                    acc += AT[x, j, i] * g_next[i]
+                g_s[j] += acc
+            for i in range(d):  # then the outer product into gA, a row at a time
+                g = g_next[i]
                 for j in range(d):
-                    g_s[j] += A[x, i, j] * g_next[i]
-                    gA[x, i, j] += g_next[i] * s[j]
+                    gA[x, i, j] += g * s[j]
         _through_normalise(g_s, s, norms[t], normalise, noise[t] if has_noise else s, has_noise, g_next)
     for j in range(d):
         gh0[j] += g_next[j]
@@ -152,10 +157,11 @@ def _through_normalise(g_s, s, norm, normalise, noise, has_noise, out):
 
 
 @numba.njit(cache=True, parallel=True, fastmath=FAST)
-def objective_and_gradient(A, B, C, h0, reads, writes, moves, lengths, noise, has_noise, normalise, loss,
+def objective_and_gradient(A, AT, B, C, h0, reads, writes, moves, lengths, noise, has_noise, normalise, loss,
                            vertex_weight, chunks):
     """Per restart: the loss, the vertex penalty, and the gradient of loss + vertex_weight·vertex with
-    respect to A, B, C and h0 (float32 arrays shaped like them). Shapes: A (R,k,d,d), B (R,k,K,d),
+    respect to A, B, C and h0 (float32 arrays shaped like them). Shapes: A (R,k,d,d) and AT its
+    transpose in the last two axes, B (R,k,K,d),
     C (R,k,5,d), h0 (R,d), reads/writes/moves (b,T) int64, lengths (b,) int64, noise (R,b,T,d)
     (a (1,1,T,d) array, unread, when has_noise is False)."""
     R, b, T, d = A.shape[0], reads.shape[0], reads.shape[1], A.shape[2]
@@ -174,7 +180,7 @@ def objective_and_gradient(A, B, C, h0, reads, writes, moves, lengths, noise, ha
         for job in range(c * per_chunk, min(jobs, (c + 1) * per_chunk)):
             r, i = job // b, job % b
             nz = noise[r, i] if has_noise else noise[0, 0]
-            lv, vv = _sequence(A[r], B[r], C[r], h0[r], reads[i], writes[i], moves[i], lengths[i],
+            lv, vv = _sequence(A[r], AT[r], B[r], C[r], h0[r], reads[i], writes[i], moves[i], lengths[i],
                                nz, has_noise, normalise, loss, n_real, vertex_weight,
                                gA[c, r], gB[c, r], gC[c, r], gh0[c, r], states, norms, work)
             parts[c, r, 0] += lv
