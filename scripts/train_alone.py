@@ -16,6 +16,10 @@ against the centres of the automaton read off (`dfst.train.anchors`: the largest
 centres the mean directions of each block's noise-free states), then training resumes from the
 checkpoint (bit-identical to an uninterrupted run). Points go to OUT/points.jsonl as they are measured
 (a re-run skips the ones there), and the run directories to OUT/runs/.
+
+    python scripts/train_alone.py OUT --plot FIGURE.png
+
+draws the points (robust length against iterations, and against the residual) and prints their table.
 """
 
 from __future__ import annotations
@@ -134,7 +138,13 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=25_000)
     parser.add_argument("--digits", type=lambda s: tuple(int(x) for x in s.split(",")),
                         default=(10, 100, 1000, 10000))
+    parser.add_argument("--plot", type=Path, help="draw OUT/points.jsonl into this figure and stop")
     args = parser.parse_args()
+    if args.plot:
+        points = [json.loads(line) for line in (args.out / "points.jsonl").read_text().splitlines()]
+        plot(points, args.plot)
+        print_table(points)
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     points = args.out / "points.jsonl"
     measured = map(json.loads, points.read_text().splitlines()) if points.exists() else []
@@ -142,6 +152,55 @@ def main() -> None:
     for seed in args.seeds:
         for setting in args.settings.split(","):
             run_one(args.out, setting, seed, args, done)
+
+
+COLOURS = {"jitter": "tab:gray", "noise": "tab:blue", "noise-l1": "tab:red"}
+
+
+def shown(length: int) -> int:
+    """Robust length on a log axis: 0 (not even the shortest length) drawn at 1."""
+    return max(length, 1)
+
+
+def plot(points: list[dict], path: Path) -> None:
+    from dfst.plots import plt, save_figure
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), dpi=110)
+    for (setting, seed) in sorted({(p["setting"], p["seed"]) for p in points}):
+        run = sorted((p for p in points if (p["setting"], p["seed"]) == (setting, seed)),
+                     key=lambda p: p["iteration"])
+        left.plot([p["iteration"] for p in run], [shown(p["robust"]) for p in run], color=COLOURS[setting],
+                  alpha=0.7, marker=".", label=setting if seed == 0 else None)
+        measured = [p for p in run if p.get("direction_residual_max") is not None]
+        right.scatter([p["direction_residual_max"] for p in measured], [shown(p["robust"]) for p in measured],
+                      color=COLOURS[setting], s=12, alpha=0.7)
+    grid = [x / 100 for x in range(5, 300)]
+    right.plot(grid, [1 / x for x in grid], "k--", lw=1, label="1 / residual")
+    left.set(xlabel="iteration", ylabel="robust length (digits; 0 drawn at 1)", yscale="log",
+             title="add2, training's own weights")
+    right.set(xlabel="largest direction residual |A[x]c_q/|A[x]c_q| - c_q'|", ylabel="robust length",
+              xscale="log", yscale="log", title="robust length against the residual")
+    left.legend()
+    right.legend()
+    fig.tight_layout()
+    save_figure(fig, path)
+
+
+def print_table(points: list[dict]) -> None:
+    """Per setting and seed: the best robust length seen, where, and the final point."""
+    print("| setting | seed | best robust (iteration) | final robust / probabilistic | final exact at "
+          "10 / 100 / 1,000 / 10,000 | final loss | final direction residual |")
+    print("|---|---|---|---|---|---|---|")
+    for (setting, seed) in sorted({(p["setting"], p["seed"]) for p in points},
+                                  key=lambda key: (list(COLOURS).index(key[0]), key[1])):
+        run = sorted((p for p in points if (p["setting"], p["seed"]) == (setting, seed)),
+                     key=lambda p: p["iteration"])
+        best = max(run, key=lambda p: (p["robust"], -p["iteration"]))
+        last = run[-1]
+        residual = last.get("direction_residual_max")
+        print(f"| {setting} | {seed} | {best['robust']} ({best['iteration']:,}) | {last['robust']} / "
+              f"{last['probabilistic']} (at {last['iteration']:,}) | {' / '.join(last['levels'].values())} | "
+              f"{last['loss']:.1e} | {'-' if residual is None else f'{residual:.3f}'} |")
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ def test_wrong_task_is_refused(saved):
 
 def test_existing_checkpoint_is_not_overwritten_unless_asked(saved, model):
     other = random_model(1)
-    with pytest.raises(DfstError, match="already holds a checkpoint"):
+    with pytest.raises(DfstError, match="already holds a dfst checkpoint"):
         save_checkpoint(other, saved, {})
     assert torch.equal(load_checkpoint(saved)[0].A, model.A)
     save_checkpoint(other, saved, {"source": "test"}, overwrite=True)

@@ -152,7 +152,7 @@ def test_eval_bad_checkpoints_are_one_line_exit_2(capsys, tmp_path, expert_dir):
 def test_compile_refuses_a_non_empty_directory(capsys, expert_dir):
     before = (expert_dir / "model.safetensors").read_bytes()
     code, _, err = run(capsys, "compile", "mult2", "--out", expert_dir)
-    assert_one_line_error(code, err, "already holds a checkpoint", "--force")
+    assert_one_line_error(code, err, "already holds a dfst checkpoint", "--force")
     assert (expert_dir / "model.safetensors").read_bytes() == before
     assert json.loads((expert_dir / "config.json").read_text())["task"] == "add2"
 

@@ -92,7 +92,7 @@ def test_check_output_file_needs_an_existing_parent(tmp_path):
 def test_checkpoint_force_never_replaces_a_directory_with_other_files(capsys, tmp_path, expert):
     mine = _user_file(expert, "notes.txt")
     code, _, err = run(capsys, "compile", "add2", "--out", expert, "--force")
-    assert_one_line_error(code, err, "notes.txt", "not a dfst checkpoint file")
+    assert_one_line_error(code, err, "notes.txt", "which no dfst checkpoint wrote")
     assert mine.read_text() == "the user's own work\n"
     users = tmp_path / "users"
     users.mkdir()
@@ -123,7 +123,7 @@ def test_eval_whose_save_fails_still_prints_its_result(capsys, expert, monkeypat
     def refuse(*_a, **_k):
         raise DfstError("cannot write: Read-only file system")
 
-    monkeypatch.setattr("dfst.eval_files.write_atomic", refuse)
+    monkeypatch.setattr("dfst.eval_files.write_json", refuse)
     code, out, err = run(capsys, "eval", expert, "--digits", "3", "--random", "1", "--json")
     assert code == 0 and json.loads(out)["robust_max_digits"] == 3 and "not saved" in err
 

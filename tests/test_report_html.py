@@ -202,7 +202,7 @@ def test_the_directory_is_refused_unless_it_is_dfsts_own_report(tmp_path, capsys
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     code, _, err = run(capsys, "report", "--html", out, "--results", RESULTS, "--force")
-    assert_one_line_error(code, err, "notes.txt", "no dfst report wrote")
+    assert_one_line_error(code, err, "notes.txt", "holds no dfst report")
     assert (out / "notes.txt").read_text() == "mine"
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
 
@@ -218,7 +218,7 @@ def test_the_directory_is_refused_unless_it_is_dfsts_own_report(tmp_path, capsys
 
     (fresh / "index.html").write_text("<html>a page of my own</html>")  # no marker: not dfst's
     code, _, err = run(capsys, *args, "--force")
-    assert_one_line_error(code, err, "no dfst report wrote")
+    assert_one_line_error(code, err, "holds no dfst report")
     assert (fresh / "index.html").read_text() == "<html>a page of my own</html>"
 
 

@@ -220,9 +220,9 @@ def _type_problems(data: dict) -> list[str]:
 
 
 def save_transducer(agent: Transducer, path: str | Path) -> None:
-    from dfst.outputs import write_atomic
+    from dfst.outputs import write_json
 
-    write_atomic(path, (json.dumps(agent.to_dict(), indent=1) + "\n").encode())
+    write_json(path, agent.to_dict())
 
 
 def load_transducer(path: str | Path) -> Transducer:

@@ -25,7 +25,7 @@ from dfst import __version__
 from dfst.errors import DfstError
 from dfst.inputs import InputMissing, load_safetensors_bytes, read_bytes, read_json, read_json_file
 from dfst.model import DFST, DFSTConfig, weight_shapes
-from dfst.outputs import claim_output, release_output, write_atomic
+from dfst.outputs import release_output, write_atomic, write_json
 
 FORMAT = "dfst-checkpoint"
 VERSION = 1
@@ -43,11 +43,10 @@ def save_checkpoint(model: DFST, directory: str | Path, provenance: dict, *,
     config = _config_dict(model.config, provenance)
     if reference is not None:
         config["reference_agent"] = reference
-    claim_output(directory)  # a second process saving here is refused, not silently mixed in
     directory = _prepare_directory(Path(directory), overwrite)
     tensors = {name: getattr(model, name).detach().cpu().contiguous() for name in TENSORS}
     write_atomic(directory / WEIGHTS_FILE, save_safetensors(tensors))
-    write_atomic(directory / CONFIG_FILE, (json.dumps(config, indent=1) + "\n").encode())
+    write_json(directory / CONFIG_FILE, config)
     release_output(directory)
     return directory
 
@@ -68,36 +67,18 @@ def load_checkpoint(directory: str | Path, *, expect_task: str | None = None) ->
 
 
 def _prepare_directory(directory: Path, overwrite: bool) -> Path:
-    """An empty or new directory, or (with `overwrite`) one holding only a dfst checkpoint's files."""
-    from dfst.outputs import file_kind, make_directory, remove_own_file
+    """An empty or new directory, or (with `overwrite`) one holding only a dfst checkpoint's files;
+    claimed for this process (`dfst.outputs.claim_directory`)."""
+    from dfst.outputs import claim_directory, make_directory, refuse_foreign, remove_own_file
 
-    kind = file_kind(directory)
-    if kind not in ("missing", "directory"):
-        raise DfstError(f"checkpoint path {directory} is a {kind}, not a directory")
-    if kind == "directory" and any(directory.iterdir()):
-        _check_replaceable(directory, overwrite)
+    claim_directory(directory, what="checkpoint", own=(CONFIG_FILE, WEIGHTS_FILE, *OWN_FILES),
+                    is_ours=is_checkpoint, force=overwrite)
+    for name in OWN_FILES:  # a user's file under one of those names is not dfst's either
+        refuse_foreign(directory / name, "--force would remove it with the old checkpoint")
     make_directory(directory, "checkpoint directory")
     for name in (CONFIG_FILE, *OWN_FILES):  # no valid checkpoint until the new config lands; no stale
         remove_own_file(directory / name)  # report of the old weights next to the new ones
     return directory
-
-
-def _check_replaceable(directory: Path, overwrite: bool) -> None:
-    """A non-empty directory may be replaced only with --force, and only if all of it is dfst's."""
-    from dfst.outputs import is_temp_of, refuse_foreign
-
-    if not is_checkpoint(directory):
-        raise DfstError(f"checkpoint directory {directory} is not empty and holds no dfst checkpoint "
-                        "(choose another path)")
-    if not overwrite:
-        raise DfstError(f"{directory} already holds a checkpoint (pass --force to replace it)")
-    own = (CONFIG_FILE, WEIGHTS_FILE, *OWN_FILES)
-    foreign = sorted(p.name for p in directory.iterdir() if p.name not in own and not is_temp_of(p.name, own))
-    if foreign:
-        raise DfstError(f"{directory} holds {foreign[0]!r}, which is not a dfst checkpoint file; "
-                        "--force replaces only a directory that is all dfst's (choose another path)")
-    for name in OWN_FILES:  # a user's file under one of those names is not dfst's either
-        refuse_foreign(directory / name, "--force would remove it with the old checkpoint")
 
 
 def is_checkpoint(directory: Path) -> bool:

@@ -11,7 +11,6 @@ work, and so is a second evaluation of the same directory while one runs (dfst.o
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from dfst.outputs import (
     remove_own_file,
     remove_stale_temporaries,
     writable_directory,
-    write_atomic,
+    write_json,
 )
 from dfst.rollout import DfstWeights, InstanceResult, TableRun, first_disagreement, judge, run_dfst, run_table
 from dfst.tasks import Instance, Task
@@ -82,14 +81,13 @@ def save_reports(directory: Path, task: Task, report: dict, failure: InstanceRes
     if not saving:
         return
     if failure is not None:
-        write_atomic(directory / FAILURE_FILE, json.dumps(saved | {"dfst_version": __version__}).encode())
+        write_json(directory / FAILURE_FILE, saved | {"dfst_version": __version__}, indent=None)
     else:
         refuse_foreign(directory / FAILURE_FILE, "dfst eval removes its stale copy")  # (appeared since)
         remove_own_file(directory / FAILURE_FILE)  # it belonged to an earlier evaluation
         release_output(directory / FAILURE_FILE)
     report["plot"] = str(plot_length_generalisation(report, directory / PLOT_FILE))
-    write_atomic(directory / REPORT_FILE, (json.dumps(report | {"dfst_version": __version__}, indent=1)
-                                           + "\n").encode())
+    write_json(directory / REPORT_FILE, report | {"dfst_version": __version__})
 
 
 @dataclass(frozen=True)

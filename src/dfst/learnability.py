@@ -194,13 +194,12 @@ def check_results_directory(results: Path) -> None:
 
 def save_results(report: dict, results: Path) -> dict:
     """learnability.json and learnability.png in `results` (checked first by the caller)."""
-    import json
 
-    from dfst.outputs import make_directory, write_atomic
+    from dfst.outputs import make_directory, write_json
 
     make_directory(results, "--results directory")
     stored = {"format": "dfst-learnability", **report}
-    write_atomic(results / RESULT_FILES[0], (json.dumps(stored, indent=1) + "\n").encode())
+    write_json(results / RESULT_FILES[0], stored)
     return {**report, "plot": str(plot_learnability(report, results / RESULT_FILES[1]))}
 
 

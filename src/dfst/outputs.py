@@ -18,12 +18,13 @@ from __future__ import annotations
 import atexit
 import functools
 import hashlib
+import json
 import os
 import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from dfst import __version__
@@ -157,6 +158,18 @@ def write_atomic(path: str | Path, data: bytes) -> None:
     write_chunks_atomic(path, (data,))
 
 
+def write_json(path: str | Path, data: object, *, indent: int | None = 1, allow_nan: bool = True) -> None:
+    """`data` as `json_bytes` makes it, written as `write_atomic` writes: every JSON file dfst writes
+    goes through here."""
+    write_atomic(path, json_bytes(data, indent=indent, allow_nan=allow_nan))
+
+
+def json_bytes(data: object, *, indent: int | None = 1, allow_nan: bool = True) -> bytes:
+    """`data` as a JSON document: `indent` spaces, one final newline; `allow_nan=False` refuses NaN and
+    infinities, which JSON does not have."""
+    return (json.dumps(data, indent=indent, allow_nan=allow_nan) + "\n").encode()
+
+
 def write_chunks_atomic(path: str | Path, chunks: Iterable[bytes], *, replace: bool = True) -> None:
     """Write the chunks, as they come, to `path` or nothing at all (a temporary file beside it, then
     its name): a stream of gigabytes never sits in memory. With `replace=False` a file that appeared
@@ -287,6 +300,37 @@ def claim_output(path: str | Path) -> None:
     if key not in _CLAIMS:
         lock = claim_lock_path(path)
         _CLAIMS[key] = (lock, acquire(lock, f"output {path}"))
+
+
+def claim_directory(out: str | Path, *, what: str, own: tuple[str, ...], is_ours: Callable[[Path], bool],
+                    force: bool) -> Path:
+    """Claim `out` for writing a dfst `what` (a checkpoint, a report) into it, refusing before any work
+    what dfst may not write there: the one rule of every directory dfst fills. A new or empty directory
+    is taken; one holding a `what` of dfst's (`is_ours(out)`) and nothing but its `own` names (and
+    their temporaries) is replaced only with `force`; anything else (a file, a link, a directory of
+    the user's, a user's file beside dfst's) is a one-line DfstError. The claim (`claim_output`) holds
+    until `release_output(out)` or the process ends."""
+    out = Path(out)
+    claim_output(out)  # a second process writing here is refused, not silently mixed in
+    kind = file_kind(out)
+    if kind == "missing":
+        return out
+    if kind != "directory":
+        raise DfstError(f"output path {out} is a {kind}, not a directory (give a new or empty directory)")
+    entries = sorted(p.name for p in out.iterdir())
+    if not entries:
+        return out
+    foreign = [name for name in entries if name not in own and not is_temp_of(name, own)]
+    if not is_ours(out):
+        among = f"{foreign[0]!r} is in it; " if foreign else ""
+        raise DfstError(f"output directory {out} is not empty and holds no dfst {what} ({among}choose "
+                        "another path)")
+    if foreign:
+        raise DfstError(f"output directory {out} holds {foreign[0]!r}, which no dfst {what} wrote; --force "
+                        "replaces only a directory that is all dfst's (choose another path)")
+    if not force:
+        raise DfstError(f"{out} already holds a dfst {what} (pass --force to replace it)")
+    return out
 
 
 def claim_lock_path(path: str | Path) -> Path:

@@ -13,7 +13,6 @@ or removed since (never "finished" on a damaged run).
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,7 +20,7 @@ from pathlib import Path
 from dfst.errors import DfstError
 from dfst.inputs import read_json_file
 from dfst.locks import acquire, release
-from dfst.outputs import file_kind, make_directory, write_atomic
+from dfst.outputs import file_kind, make_directory, write_atomic, write_json
 
 LOCK_FILE, MANIFEST_FILE = ".dfst.lock", "manifest.json"
 MANIFEST_FORMAT = "dfst-run-manifest"
@@ -71,7 +70,7 @@ def read_manifest(directory: Path) -> dict | None:
 
 def _write_manifest(directory: Path, files: dict) -> None:
     body = {"format": MANIFEST_FORMAT, "version": 1, "files": dict(sorted(files.items()))}
-    write_atomic(directory / MANIFEST_FILE, (json.dumps(body, indent=1) + "\n").encode())
+    write_json(directory / MANIFEST_FILE, body)
 
 
 def write_recorded(directory: Path, name: str, data: bytes) -> None:

@@ -23,7 +23,6 @@ single-threaded, so the serial and the Ray executor give the same weights.
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import statistics
 import tomllib
@@ -37,7 +36,7 @@ from dfst.errors import DfstError
 from dfst.executors import Outcome, Update
 from dfst.inputs import read_text
 from dfst.limits import check_work, default_max_memory
-from dfst.outputs import check_output_file, make_directory, write_atomic
+from dfst.outputs import check_output_file, make_directory, write_json
 from dfst.recipes import RECIPES, TARGET_DIGITS
 from dfst.reproduce import DEFAULT_TIME_BUDGET, run_config
 from dfst.results import Result
@@ -168,7 +167,7 @@ def write_cell_file(cell: Cell) -> None:
     make_directory(Path(cell.results))
     path = check_output_file(Path(cell.results) / CELL_FILE, force=True)
     record = cell.describe() | {"dfst_version": __version__}
-    write_atomic(path, (json.dumps(record, indent=2) + "\n").encode())
+    write_json(path, record, indent=2)
 
 
 def sweep_rows(cells: list[Cell], outcomes: list[Outcome]) -> list[dict]:

@@ -11,7 +11,6 @@ tested, on the instances `dfst.tasks.expert_check` lists, not proved.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from dfst.automata import transducer_from_dict
@@ -30,7 +29,7 @@ def certify_checkpoint(checkpoint: str | Path, *, task: str | None = None,
     accepted by the independent checker. A certificate is written to `out`, if given (the caller
     checks `out` with `dfst.outputs.check_output_file` before the search)."""
     from dfst.checkpoint import load_checkpoint
-    from dfst.outputs import write_atomic
+    from dfst.outputs import write_json
     from dfst.rollout import DfstWeights
     from dfst.tasks.own_agent import checkpoint_task
 
@@ -50,7 +49,7 @@ def certify_checkpoint(checkpoint: str | Path, *, task: str | None = None,
         ok, why = check_certificate(result.certificate, weights.A, weights.B, weights.C, weights.h0, agent)
         report["checker"] = why if ok else f"REJECTED: {why}"
         if out is not None:
-            write_atomic(Path(out), (json.dumps(result.certificate) + "\n").encode())
+            write_json(Path(out), result.certificate, indent=None)
             report["certificate"] = str(out)
     covered = result.max_digits is None or (digits is not None and result.max_digits >= digits)
     holds = result.verdict == "CERTIFIED" and covered and not report["checker"].startswith("REJECTED")

@@ -123,13 +123,12 @@ def library_experiment_command(
 ) -> None:
     """Train a minimal network around frozen library code: fib at each depth (depth), or a subtraction
     table vs circuit (ops); our accuracy beside the seed's, as JSON under --out and a figure."""
-    import json
     from pathlib import Path
 
     from dfst.cli.app import parse_lengths
     from dfst.library.experiment import run_depth_table
     from dfst.library.plot import plot_depth
-    from dfst.outputs import check_output_file, make_directory, write_atomic
+    from dfst.outputs import check_output_file, make_directory, write_json
 
     if epochs < 1:  # every experiment: its JSON and figure are per epoch
         raise DfstError(f"--epochs must be at least 1, got {epochs}")
@@ -155,7 +154,7 @@ def library_experiment_command(
     with torch_single_thread():
         result = run_depth_table(base, list(parse_lengths(depths, "--depths")), epochs, train_samples or None,
                                  router=router, test_samples=test_samples or None)
-    write_atomic(json_path, (json.dumps(result, indent=1) + "\n").encode())
+    write_json(json_path, result)
     plot_depth(result, plot_path)
     for row in result["rows"]:
         seed = "no seed figure" if row["seed_test_accuracy"] is None else f"seed {row['seed_test_accuracy']}%"
@@ -165,11 +164,10 @@ def library_experiment_command(
 
 def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: bool) -> None:
     """Experiment (a): both arms, results/library/ops_w{WIDTH}.json and the figure."""
-    import json
 
     from dfst.library.ops_experiment import OpsConfig, run_ops
     from dfst.library.plot import plot_ops
-    from dfst.outputs import check_output_file, make_directory, write_atomic
+    from dfst.outputs import check_output_file, make_directory, write_json
 
     if not 2 <= width <= 8:
         raise DfstError(f"--width {width} is outside 2..8 (the table has 8**width entries)")
@@ -179,7 +177,7 @@ def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: 
     plot_path = check_output_file(plot, force=force)
     with torch_single_thread():
         result = run_ops(OpsConfig(width=width, epochs=epochs, test_pairs=test_pairs))
-    write_atomic(json_path, (json.dumps(result, indent=1) + "\n").encode())
+    write_json(json_path, result)
     plot_ops(result, plot_path)
     for summary in result["summary"]:
         console.print(f"{summary['arm']}: {summary['seeds_at_100']} of {summary['seeds']} seeds reach 100% "
@@ -189,12 +187,11 @@ def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: 
 
 def _llm_experiment(config, out, plot, force: bool) -> None:
     """Experiment (c): `out` (results/library/llm[_SIGNAL].json: accuracy per epoch) and the figure."""
-    import json
 
     from dfst.library.llm import check_llama_dir, run_llm
     from dfst.library.llm_data import TEMPLATES
     from dfst.library.plot import plot_llm
-    from dfst.outputs import check_output_file, make_directory, write_atomic
+    from dfst.outputs import check_output_file, make_directory, write_json
 
     if not 2 <= config.base <= 256 or config.epochs < 1:
         raise DfstError("--base must be 2..256 and --epochs at least 1")
@@ -212,5 +209,5 @@ def _llm_experiment(config, out, plot, force: bool) -> None:
 
     with torch_single_thread():
         result = run_llm(config, progress=progress)
-    write_atomic(json_path, (json.dumps(result, indent=1) + "\n").encode())
+    write_json(json_path, result)
     plot_llm(result, plot_path)

@@ -8,21 +8,20 @@ link, a file of that name dfst did not write) is refused, before any work.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from dfst import __version__
 from dfst.errors import DfstError
 from dfst.inputs import read_json_file
 from dfst.outputs import (
-    claim_output,
+    claim_directory,
     file_kind,
     is_dfst_file,
-    is_temp_of,
     make_directory,
     release_output,
     remove_stale_temporaries,
     write_atomic,
+    write_json,
 )
 
 PAGE = "index.html"
@@ -34,22 +33,7 @@ FILES = (MARKER_FILE, PAGE)
 def check_report_dir(out: Path, *, force: bool) -> None:
     """Refuse an output directory dfst should not write into (see the module docstring), or one
     another dfst process is writing; else claim it for this one until `write_report`."""
-    claim_output(out)
-    kind = file_kind(out)
-    if kind == "missing":
-        return
-    if kind != "directory":
-        raise DfstError(f"output directory {out} is a {kind}; give a new or empty directory")
-    entries = sorted(p.name for p in out.iterdir())
-    if not entries:
-        return
-    foreign = [name for name in entries if name not in FILES and not is_temp_of(name, FILES)]
-    if foreign or not is_report_dir(out):
-        what = foreign[0] if foreign else "files"
-        raise DfstError(f"output directory {out} holds {what} that no dfst report wrote; give a new or "
-                        "empty directory (--force replaces only a report of dfst's)")
-    if not force:
-        raise DfstError(f"output directory {out} already holds a dfst report (pass --force to replace it)")
+    claim_directory(out, what="report", own=FILES, is_ours=is_report_dir, force=force)
 
 
 def is_report_dir(out: Path) -> bool:
@@ -73,7 +57,7 @@ def write_report(out: Path, page: str, summary: dict, *, force: bool) -> Path:
     make_directory(out, "report directory")
     remove_stale_temporaries(out, FILES)
     marker = {"format": FORMAT, "version": 1, "dfst_version": __version__, "files": [PAGE]} | summary
-    write_atomic(out / MARKER_FILE, (json.dumps(marker, indent=1) + "\n").encode())
+    write_json(out / MARKER_FILE, marker)
     write_atomic(out / PAGE, page.encode())
     release_output(out)
     return out / PAGE

@@ -7,14 +7,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 
 from dfst import __version__, records
 from dfst.errors import DfstError
 from dfst.inputs import read_json, read_json_file
-from dfst.outputs import check_output_file, make_directory, write_atomic
+from dfst.outputs import check_output_file, json_bytes, make_directory, write_atomic, write_json
 from dfst.results.schema import Result, is_result
 
 RESULTS_DIR = Path("results")
@@ -28,7 +27,7 @@ def default_path(name: str, task: str, seed: int, root: Path = RESULTS_DIR) -> P
 
 def result_bytes(result: Result) -> bytes:
     """The file content of a result: its JSON, stamped with this dfst's version."""
-    return (json.dumps(replace(result, dfst_version=__version__).to_dict(), indent=1) + "\n").encode()
+    return json_bytes(replace(result, dfst_version=__version__).to_dict())
 
 
 def save_result(result: Result, path: Path, *, overwrite: bool = False) -> None:
@@ -42,7 +41,7 @@ def save_record(record: dict, path: Path, *, overwrite: bool = False) -> None:
     """Write a record that is no Result (a baseline's own task, such as the NTM's copy) as JSON,
     atomically, never over a file unless told to."""
     _prepare(path, overwrite)
-    write_atomic(path, (json.dumps({"dfst_version": __version__} | record, indent=1) + "\n").encode())
+    write_json(path, {"dfst_version": __version__} | record)
 
 
 def _prepare(path: Path, overwrite: bool) -> None:

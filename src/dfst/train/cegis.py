@@ -15,7 +15,6 @@ any work, and nothing is removed.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -25,7 +24,7 @@ from dfst.checkpoint import load_checkpoint
 from dfst.data import SAMPLERS, PtoDataset, record_instances
 from dfst.errors import DfstError
 from dfst.inputs import read_json_file
-from dfst.outputs import file_kind, is_temp_of, remove_own_file, write_atomic
+from dfst.outputs import file_kind, is_temp_of, remove_own_file, write_json
 from dfst.rollout import DfstWeights
 from dfst.run_guard import LOCK_FILE, run_lock
 from dfst.tasks import Instance, Task
@@ -71,7 +70,7 @@ def train_until_certified(cfg: TrainConfig, out: str | Path, *, max_rounds: int 
         rounds = _rounds(cfg, out, task, data, max_rounds, progress, command, device)
         report = {"certified": rounds[-1]["verdict"] == "CERTIFIED", "samples": rounds[-1]["samples"],
                   "model": rounds[-1]["model"], "rounds": rounds}
-        write_atomic(out / ROUNDS_FILE, (json.dumps(report, indent=1) + "\n").encode())
+        write_json(out / ROUNDS_FILE, report)
     return report
 
 

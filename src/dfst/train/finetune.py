@@ -19,7 +19,6 @@ Importing this module does not import torch: `dfst finetune --help` reads Finetu
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -74,7 +73,7 @@ def finetune(run_dir: str | Path, out_dir: str | Path, cfg: FinetuneConfig | Non
     to out_dir/summary.json). `force` replaces an earlier fine-tune's files there, and only those.
     `progress(record)` gets {"phase", "iteration", "iters"} as the phases go."""
     from dfst.checkpoint import save_checkpoint
-    from dfst.outputs import make_directory, remove_own_file, write_atomic
+    from dfst.outputs import make_directory, remove_own_file, write_json
     from dfst.tasks.own_agent import reference_json
 
     cpu_start, clock = time.process_time(), time.perf_counter()
@@ -92,7 +91,7 @@ def finetune(run_dir: str | Path, out_dir: str | Path, cfg: FinetuneConfig | Non
                "model": str(out / MODEL_DIR), "config": asdict(cfg), **info,
                "seconds": round(time.perf_counter() - clock, 3),
                "cpu_seconds": round(time.process_time() - cpu_start, 3), "dfst_version": __version__}
-    write_atomic(out / SUMMARY_FILE, (json.dumps(summary, indent=1, allow_nan=False) + "\n").encode())
+    write_json(out / SUMMARY_FILE, summary, allow_nan=False)
     return summary
 
 
@@ -162,33 +161,27 @@ def check_out_dir(out: Path, *, force: bool) -> None:
     """Refuse, before any work, an output that is not a new or empty directory or an earlier
     fine-tune's (which needs `force`); a link or a user's file in it is never replaced."""
     from dfst.checkpoint import is_checkpoint
-    from dfst.inputs import read_json_file
-    from dfst.outputs import file_kind, is_temp_of
+    from dfst.outputs import claim_directory, file_kind
     from dfst.train.rundir import check_checkpoint_dir
 
-    kind = file_kind(out)
-    if kind == "missing":
-        return  # created, parents included, when the weights are written
-    if kind != "directory":
-        raise DfstError(f"output path {out} is a {kind}, not a directory")
-    entries = list(out.iterdir())
-    if not entries:
-        return
-    summary, model = out / SUMMARY_FILE, out / MODEL_DIR
-    if file_kind(summary) == "file":
-        own = _is_finetune(read_json_file(summary, f"cannot read {summary}"))
-    else:  # a fine-tune killed between its weights and its summary
-        own = file_kind(summary) == "missing" and file_kind(model) == "directory" and is_checkpoint(model)
-    foreign = [p.name for p in entries if p.name not in OWN_FILES and not is_temp_of(p.name, OWN_FILES)]
-    if not own or foreign:
-        raise DfstError(f"output directory {out} is not empty and holds no dfst fine-tune "
-                        "(choose another path)")
-    if not force:
-        raise DfstError(f"{out} already holds a fine-tuned model (pass --force to replace it)")
+    claim_directory(out, what="fine-tune", own=OWN_FILES, is_ours=_holds_finetune, force=force)
+    model = out / MODEL_DIR
     if file_kind(model) not in ("missing", "directory") or (model.exists() and not is_checkpoint(model)):
         raise DfstError(f"{model} is not a dfst checkpoint; dfst leaves it alone (move it away)")
     if model.exists():
         check_checkpoint_dir(model)
+
+
+def _holds_finetune(out: Path) -> bool:
+    """A fine-tune's summary.json, or its model alone (a fine-tune killed between the two)."""
+    from dfst.checkpoint import is_checkpoint
+    from dfst.inputs import read_json_file
+    from dfst.outputs import file_kind
+
+    summary, model = out / SUMMARY_FILE, out / MODEL_DIR
+    if file_kind(summary) == "file":
+        return _is_finetune(read_json_file(summary, f"cannot read {summary}"))
+    return file_kind(summary) == "missing" and file_kind(model) == "directory" and is_checkpoint(model)
 
 
 def _is_finetune(data: object) -> bool:

@@ -41,6 +41,7 @@ from dfst.outputs import (
     append_text,
     file_kind,
     is_temp_of,
+    json_bytes,
     make_directory,
     remove_own_file,
     remove_own_tree,
@@ -86,7 +87,7 @@ def prepare_run(out_dir: str | Path, run_info: dict, *, resume: bool) -> Path:
     if not os.access(out, os.W_OK):
         raise DfstError(f"output directory {out} is not writable")
     remove_stale_temporaries(out, OWN_FILES)  # what a kill left of the run's writes
-    write_recorded(out, CONFIG_FILE, _json_bytes(run_info))
+    write_recorded(out, CONFIG_FILE, json_bytes(run_info, allow_nan=False))
     return out
 
 
@@ -206,13 +207,9 @@ def foreign_paths(out: Path) -> list[Path]:
             if p.name not in OWN_FILES and p.name != LOCK_FILE and not is_temp_of(p.name, OWN_FILES)]
 
 
-def _json_bytes(data: dict) -> bytes:
-    return (json.dumps(data, indent=1, allow_nan=False) + "\n").encode()
-
-
 def write_run_json(out: Path, name: str, data: dict) -> None:
     """A run's JSON file (config.json, summary.json), written atomically and recorded in the manifest."""
-    write_recorded(out, name, _json_bytes(data))
+    write_recorded(out, name, json_bytes(data, allow_nan=False))
 
 
 def save_run_state(out: Path, model: torch.nn.Module, optimizer: torch.optim.Adam, info: dict) -> None:
