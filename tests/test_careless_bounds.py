@@ -34,7 +34,7 @@ def must_not_run(monkeypatch, target: str) -> None:
 def test_a_sweep_over_the_cell_cap_is_refused_before_any_directory(capsys, monkeypatch, tmp_path):
     spec = tmp_path / "big.toml"
     spec.write_text('tasks = ["add2"]\nseeds = 1000000000\n')
-    must_not_run(monkeypatch, "dfst.sweep.run_sweep")
+    must_not_run(monkeypatch, "dfst.studies.sweep.run_sweep")
     code, _, err = run(capsys, "sweep", spec, "--results", tmp_path / "res", "--runs", tmp_path / "runs")
     assert_one_line_error(code, err, "1,000,000,000 training runs", "cap of 10,000", "DFST_MAX_CELLS")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.toml"]
@@ -44,7 +44,7 @@ def test_the_cell_cap_counts_the_grid_and_is_raised_by_its_variable(capsys, monk
     spec = tmp_path / "grid.toml"
     spec.write_text('tasks = ["add2"]\nseeds = 2\n[grid]\nnoise = [0.0, 0.01]\nlr = [0.01, 0.02]\n')
     monkeypatch.setenv("DFST_MAX_CELLS", "7")
-    must_not_run(monkeypatch, "dfst.sweep.run_sweep")
+    must_not_run(monkeypatch, "dfst.studies.sweep.run_sweep")
     code, _, err = run(capsys, "sweep", spec, "--results", tmp_path / "res")
     assert_one_line_error(code, err, "1 x 4 x 2 (tasks x grid points x seeds)", "8 training runs")
     monkeypatch.setenv("DFST_MAX_CELLS", "8")
@@ -55,13 +55,13 @@ def test_the_cell_cap_counts_the_grid_and_is_raised_by_its_variable(capsys, monk
 def test_a_sweep_cell_over_the_memory_bound_is_refused_before_any_directory(capsys, monkeypatch, tmp_path):
     spec = tmp_path / "wide.toml"
     spec.write_text('tasks = ["add2"]\n[fixed]\nd = 100000\n')
-    must_not_run(monkeypatch, "dfst.sweep.run_sweep")
+    must_not_run(monkeypatch, "dfst.studies.sweep.run_sweep")
     code, _, err = run(capsys, "sweep", spec, "--results", tmp_path / "res")
     assert_one_line_error(code, err, "d=100000", "weights", "over --max-memory")
 
 
 def test_reproduce_seeds_over_the_cell_cap(capsys, monkeypatch, tmp_path):
-    must_not_run(monkeypatch, "dfst.reproduce.reproduce")
+    must_not_run(monkeypatch, "dfst.studies.reproduce.reproduce")
     for args in (("--seeds", "1000000000"), ("--tasks", "add2:0-1000000000")):
         code, _, err = run(capsys, "reproduce", "--tasks", "add2", *args, "--results", tmp_path / "r")
         assert_one_line_error(code, err, "training runs", "DFST_MAX_CELLS")
@@ -69,7 +69,7 @@ def test_reproduce_seeds_over_the_cell_cap(capsys, monkeypatch, tmp_path):
 
 def test_mutation_workers_over_the_cap(capsys, monkeypatch):
     monkeypatch.setenv("DFST_MAX_WORKERS", "2")
-    must_not_run(monkeypatch, "dfst.mutations._judged")  # where the processes would start
+    must_not_run(monkeypatch, "dfst.studies.mutations._judged")  # where the processes would start
     code, _, err = run(capsys, "bench", "mutations", "parity2", "--workers", "10000")
     assert_one_line_error(code, err, "--workers 10000", "10,000 processes", "cap of 2", "DFST_MAX_WORKERS")
 
@@ -77,8 +77,8 @@ def test_mutation_workers_over_the_cap(capsys, monkeypatch):
 def test_the_default_workers_cap_is_per_cpu(monkeypatch):
     import os
 
-    from dfst.executors import check_workers
     from dfst.limits import WORKERS_PER_CPU, DfstError
+    from dfst.studies.executors import check_workers
 
     monkeypatch.delenv("DFST_MAX_WORKERS", raising=False)
     limit = WORKERS_PER_CPU * (os.cpu_count() or 1)
@@ -131,14 +131,14 @@ def test_every_recipe_fits_the_default_bound(name):
     (("add2", "--samples", "5", "--max-digits", "1000000000"), ("1,000,000,000 digits",)),
 ])
 def test_coverage_work_is_estimated_before_any_instance(capsys, monkeypatch, args, fragments):
-    must_not_run(monkeypatch, "dfst.data.coverage.sampled_instances")
+    must_not_run(monkeypatch, "dfst.data.samplers.sampled_instances")
     must_not_run(monkeypatch, "dfst.data.cover_search.minimal_report")
     code, _, err = run(capsys, "coverage", *args)
     assert_one_line_error(code, err, *fragments)
 
 
 def test_coverage_memory_bound(capsys, monkeypatch):
-    must_not_run(monkeypatch, "dfst.data.coverage.sampled_instances")
+    must_not_run(monkeypatch, "dfst.data.samplers.sampled_instances")
     code, _, err = run(capsys, "coverage", "add2", "--samples", "1000", "--max-digits", "3",
                        "--max-memory", "1K")
     assert_one_line_error(code, err, "needs about", "over --max-memory 1.0 KiB")

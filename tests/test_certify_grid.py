@@ -16,7 +16,8 @@ from dfst.automata import transducer_from_dict
 from dfst.certify import certify
 from dfst.certify.certificate import grid_certificate
 from dfst.certify.check import check_certificate
-from dfst.certify.gridreach import Reach, departures, initial_configs, prove_unreachable
+from dfst.certify.gridproof import prove_unreachable
+from dfst.certify.gridreach import Reach, departures, initial_configs
 from dfst.certify.lockstep import explore
 from dfst.compile import compile_agent
 from dfst.rollout import DfstWeights
@@ -128,7 +129,7 @@ def test_compiled_experts_have_no_departures_and_their_grid_runs_close():
 
 
 def test_the_checker_walks_the_same_abstraction_as_the_prover_in_every_mode():
-    from dfst.certify.gridreach import _attempt
+    from dfst.certify.gridproof import _attempt
 
     weights = weights_of(remembering_agent())
     graph = explore(weights, ADD2.agent, rescale=False, stop=False)

@@ -11,14 +11,14 @@ import pytest
 from cli_helpers import assert_one_line_error, run
 from dfst.errors import DfstError
 from dfst.grid.world import Outcome
-from dfst.learnability import (
+from dfst.rollout import run_table
+from dfst.studies.learnability import (
     check_results_directory,
     draw_agent,
     learnability_report,
     random_table,
     success_table,
 )
-from dfst.rollout import run_table
 
 
 def test_random_tables_are_seeded():

@@ -6,7 +6,8 @@ import pytest
 
 from dfst.data import inspect_dataset, record_dataset_file
 from dfst.data.cover_search import minimal_report
-from dfst.data.coverage import check_coverage_values, coverage_report, file_instances, sampled_instances
+from dfst.data.coverage import coverage_report, file_instances
+from dfst.data.samplers import check_coverage_values, sampled_instances
 from dfst.errors import DfstError
 from dfst.tasks import TASKS
 from dfst.tasks.solve import choose_instance, solve, task_agent, task_summaries

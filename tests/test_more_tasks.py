@@ -216,7 +216,7 @@ def _killed_by_the_protocol(name: str, mutant: str) -> bool:
     """Whether the protocol (3, 30 and 300 digits) kills the mutant `dfst bench mutations` names so."""
     import re
 
-    from dfst.mutations import Mutant, protocol_kill
+    from dfst.studies.mutations import Mutant, protocol_kill
 
     task = TASKS[name]
     state, read, field, value = re.fullmatch(r"\((.+), (.+)\) (write|move|next) -> (.+)", mutant).groups()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 
 from cli_helpers import assert_one_line_error, run, run_json
-from dfst.mutations import Mutant, judge, kills, mutants, protocol_kill, search_instances
+from dfst.studies.mutations import Mutant, judge, kills, mutants, protocol_kill, search_instances
 from dfst.tasks import TASKS
 from dfst.tasks.base import Instance
 
@@ -50,7 +50,7 @@ def test_the_add2_protocol_kills_every_killable_mutant(capsys):
 
 
 def test_workers_give_the_same_verdicts_as_one_process():
-    from dfst.mutations import mutation_report
+    from dfst.studies.mutations import mutation_report
 
     task = TASKS["parity2"]
     alone, side_by_side = mutation_report(task), mutation_report(task, workers=2)

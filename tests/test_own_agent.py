@@ -153,7 +153,7 @@ def test_a_run_trained_on_an_agent_is_evaluated_against_it(tmp_path, capsys):
 
 
 def test_reproduce_keeps_a_users_agent_apart_from_the_expert(tmp_path):
-    from dfst.reproduce import result_path, run_config, run_name, systems_of
+    from dfst.studies.seeds import result_path, run_config, run_name, systems_of
 
     cfg = run_config("add2", 3, {"agent": str(tmp_path / "xor.json")})
     assert run_name(cfg) == "add2@xor" and run_name(run_config("add2", 3)) == "add2"

@@ -16,10 +16,10 @@ from dfst.baselines.policy_train import train_policy
 from dfst.errors import DfstError
 from dfst.grid.world import Outcome
 from dfst.model_size import param_count
-from dfst.mutations import mutants
 from dfst.recipes import recipe
 from dfst.results import Result
 from dfst.rollout import run_table
+from dfst.studies.mutations import mutants
 from dfst.tasks import get_task
 from dfst.tasks.base import Instance
 from dfst.tasks.solve import solve

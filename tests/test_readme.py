@@ -90,20 +90,21 @@ def test_the_comparison_block_is_what_dfst_table_writes(tmp_path, monkeypatch):
 
 
 def test_the_reproduce_block_is_what_dfst_reproduce_writes(tmp_path, monkeypatch):
-    import dfst.reproduce
+    import dfst.studies.reproduce
+    import dfst.studies.seeds
     from dfst.cli.reproduce import seed_plan
 
     def no_training(*args, **kwargs):
         raise AssertionError("the stored results are incomplete: reproduce would train")
-    monkeypatch.setattr(dfst.reproduce, "train", no_training)
+    monkeypatch.setattr(dfst.studies.seeds, "train", no_training)
     plan = re.search(r"PLAN: `([^`]+)`", TABLES.read_text())[1]
     results = tmp_path / "dfst"
     shutil.copytree(ROOT / "results" / "dfst", results)
-    rows = dfst.reproduce.reproduce(seed_plan(plan, seeds=10, first_seed=0), tmp_path / "runs", results,
-                                    accept_stored=True, warn=lambda note: None)
+    rows = dfst.studies.reproduce.reproduce(seed_plan(plan, seeds=10, first_seed=0), tmp_path / "runs",
+                                            results, accept_stored=True, warn=lambda note: None)
     copy = tmp_path / "tables.md"
     shutil.copy(TABLES, copy)
-    dfst.reproduce.write_readme(copy, rows)
+    dfst.studies.reproduce.write_readme(copy, rows)
     assert copy.read_text() == TABLES.read_text()
 
 

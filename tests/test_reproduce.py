@@ -45,7 +45,7 @@ def test_one_quick_seed_gives_rows_and_result_files(capsys, tmp_path):
 
 
 def test_progress_reports_training_then_each_model_of_the_seed(tmp_path):
-    from dfst.reproduce import reproduce
+    from dfst.studies.reproduce import reproduce
 
     seen = []
     reproduce({"add2": [0]}, tmp_path / "runs", tmp_path / "results", time_budget=5, certify=False,
@@ -119,7 +119,7 @@ def test_bad_options_are_one_line_errors(capsys, tmp_path, argv, fragment):
 
 @pytest.mark.parametrize("task", ["add2", "add10", "mult2", "mult10"])
 def test_reproduce_trains_what_dfst_train_task_trains(task):
-    from dfst.reproduce import run_config
+    from dfst.studies.seeds import run_config
     from dfst.train.config import configure
 
     cfg, _ = configure(task, {"seed": 7}, {"seed"})
@@ -145,7 +145,7 @@ def test_recipes_cover_every_task_and_keep_the_issue_budgets():
 
 
 def test_the_d_column_says_where_fine_tuning_grew_the_model():
-    from dfst.reproduce import display, summary_rows
+    from dfst.studies.reproduce import display, summary_rows
 
     results = [_result(None) for _ in range(3)]
     for r, grown in zip(results, ([19, 21], [19, 19], [19, 22])):

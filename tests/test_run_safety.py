@@ -279,7 +279,8 @@ def test_reproduce_refuses_a_stale_run_without_rerun(capsys, tmp_path):
 def test_reproduce_refuses_a_run_on_other_data_without_rerun(capsys, tmp_path, monkeypatch):
     """Same config, other data (a task's hard set changed the cover's pool): train refused to resume it
     even with --rerun; reproduce now starts it over with --rerun and names the cause without."""
-    import dfst.reproduce
+    import dfst.studies.reproduce
+    import dfst.studies.seeds
     from dfst.data import SAMPLERS
     from dfst.tasks import get_task
     from dfst.train.batches import dataset_sha256
@@ -289,7 +290,7 @@ def test_reproduce_refuses_a_run_on_other_data_without_rerun(capsys, tmp_path, m
     for path in (tmp_path / "S").iterdir():
         path.unlink()
     other = SAMPLERS["cover"](get_task("add2"), 20, 3, 99)
-    monkeypatch.setattr(dfst.reproduce, "training_data", lambda cfg: other)
+    monkeypatch.setattr(dfst.studies.seeds, "training_data", lambda cfg: other)
     code, _, err = run(capsys, *SEED, "--iters", "5", *where)
     assert_one_line_error(code, err, str(tmp_path / "R" / "add2" / "s0"), "training data", "--rerun")
     assert run_json(capsys, *SEED, "--iters", "5", *where, "--rerun")
@@ -315,19 +316,21 @@ def test_the_committed_results_are_reused_without_training(tmp_path, monkeypatch
     nothing trained."""
     import shutil
 
-    import dfst.reproduce
+    import dfst.studies.reproduce
+    import dfst.studies.seeds
     from dfst.cli.reproduce import seed_plan
 
     def no_training(*args, **kwargs):
         raise AssertionError("reproduce would train again")
-    monkeypatch.setattr(dfst.reproduce, "train", no_training)
+    monkeypatch.setattr(dfst.studies.seeds, "train", no_training)
     results = tmp_path / "dfst"
     shutil.copytree(REPO / "results" / "dfst", results)
     before = tree(results)
     assert f"PLAN: `{README_PLAN}`" in (REPO / "docs" / "tables.md").read_text()
     plan = seed_plan(README_PLAN, seeds=10, first_seed=0)
     notes = []  # results made with an older hard set than their task's: used as they are, and said so
-    rows = dfst.reproduce.reproduce(plan, tmp_path / "runs", results, accept_stored=True, warn=notes.append)
+    rows = dfst.studies.reproduce.reproduce(plan, tmp_path / "runs", results, accept_stored=True,
+                                            warn=notes.append)
     # div10x1 was evaluated with --no-certify (its certify ran past an hour; docs/tables.md says so)
     uncertified = [note for note in notes if note.endswith("made with eval.certify=False, not True")]
     assert [note.split(":")[0] for note in uncertified] == ["div10x1 seed 0"]

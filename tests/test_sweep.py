@@ -14,7 +14,7 @@ import pytest
 
 from cli_helpers import assert_one_line_error, run, run_json
 from dfst.errors import DfstError
-from dfst.executors import error_line, ray_available, run_cells
+from dfst.studies.executors import error_line, ray_available, run_cells
 
 SPEC = """tasks = ["add2"]
 seeds = 2
@@ -80,7 +80,7 @@ def test_the_ray_executor_gives_the_serial_weights_and_skips_what_is_stored(caps
 def test_a_ray_that_dfst_starts_listens_on_loopback_only_and_runs_at_our_priority():
     if shutil.which("ss") is None:
         pytest.skip("ss (iproute2) is not installed")
-    from dfst.executors import start_ray
+    from dfst.studies.executors import start_ray
 
     ray = start_ray(None, 2)
     try:
@@ -113,9 +113,9 @@ def _descendants(root: int) -> set[int]:
 
 
 def test_a_failing_cell_is_retried_once_reported_and_the_others_finish(capsys, tmp_path, monkeypatch):
-    import dfst.cells
+    import dfst.studies.cells
 
-    real, calls = dfst.cells.reproduce_seed, []
+    real, calls = dfst.studies.cells.reproduce_seed, []
 
     def flaky(task, seed, *args, **kwargs):
         calls.append(seed)
@@ -123,7 +123,7 @@ def test_a_failing_cell_is_retried_once_reported_and_the_others_finish(capsys, t
             raise RuntimeError("disk on fire")
         return real(task, seed, *args, **kwargs)
 
-    monkeypatch.setattr(dfst.cells, "reproduce_seed", flaky)
+    monkeypatch.setattr(dfst.studies.cells, "reproduce_seed", flaky)
     spec = write_spec(tmp_path, SPEC.replace("noise = [0.0, 0.03]", "noise = [0.0]"))
     where = ("--results", tmp_path / "r", "--runs", tmp_path / "runs")
     code, out, err = run(capsys, "sweep", spec, *where, "--csv")
@@ -191,19 +191,19 @@ def test_reproduce_on_ray_stores_what_the_serial_reproduce_stores(capsys, tmp_pa
 def test_reproduce_through_cells_reports_a_failed_seed_and_tabulates_the_others(tmp_path, monkeypatch):
     """reproduce's executor path (cells): a seed that fails twice goes to on_failure, the rest to the
     rows. The executor is the serial one standing in for Ray, so that the failure can be injected."""
-    import dfst.cells
-    from dfst.executors import run_cells as serial_cells
-    from dfst.reproduce import reproduce
+    import dfst.studies.cells
+    from dfst.studies.executors import run_cells as serial_cells
+    from dfst.studies.reproduce import reproduce
 
-    real = dfst.cells.reproduce_seed
+    real = dfst.studies.cells.reproduce_seed
 
     def flaky(task, seed, *args, **kwargs):
         if seed == 1:
             raise DfstError("seed 1 is cursed")
         return real(task, seed, *args, **kwargs)
 
-    monkeypatch.setattr(dfst.cells, "reproduce_seed", flaky)
-    monkeypatch.setattr(dfst.cells, "run_cells", lambda fn, cells, **kw: serial_cells(
+    monkeypatch.setattr(dfst.studies.cells, "reproduce_seed", flaky)
+    monkeypatch.setattr(dfst.studies.cells, "run_cells", lambda fn, cells, **kw: serial_cells(
         fn, cells, on_update=kw.get("on_update")))
     failed, seen = [], []
     rows = reproduce({"add2": [0, 1]}, tmp_path / "runs", tmp_path / "results", time_budget=5, certify=False,

@@ -31,7 +31,7 @@ from dfst.certify.certificate import (
     region_certificate,
 )
 from dfst.certify.diagnose import diagnose_norm, diagnose_regions
-from dfst.certify.gridreach import prove_unreachable
+from dfst.certify.gridproof import prove_unreachable
 from dfst.certify.lockstep import Disagreement, Graph, TooManyNodes, explore
 from dfst.certify.regions import RegionProof, prove_regions
 from dfst.certify.result import Result, counterexample_report

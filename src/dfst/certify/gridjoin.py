@@ -29,7 +29,7 @@ from dfst.certify.lockstep import Graph
 
 Columns = frozenset  # of tuples, one symbol per row
 JOINED_NEAR = 1  # runs next to the head kept apart
-JOINED_CAP = 8  # the default stack cap (the one gridreach.ABSTRACTIONS tries)
+JOINED_CAP = 8  # the default stack cap (the one gridproof.ABSTRACTIONS tries)
 MAX_SKELETONS = 500_000  # mult2's extractions need ~12,000, mult10's ~30,000
 # and the columns held in all of them, counted per configuration (memory: ~120 bytes each, so ~3.5
 # GiB): mult10's columns hold up to 11^3 digit tuples each, where mult2's hold a few; its

@@ -6,7 +6,7 @@ the expert only on symbol paths no grid produces (an extracted mult2 automaton w
 the accumulator holds a digit in the first round, but there it is always blank). This module proves
 such departures unreachable, for every instance of every length, where its abstraction is fine enough,
 or finds an abstract path to one. mult2's extractions need the rows of a column kept together:
-`gridjoin.py`'s joined abstraction, which `prove_unreachable` tries among these (docs/certify.md).
+`gridjoin.py`'s joined abstraction; `gridproof.prove_unreachable` tries them in turn (docs/certify.md).
 
 The grid is a tape of columns (the layout's rows, margins included). An abstract configuration is
 
@@ -46,11 +46,6 @@ MAX_CONFIGS = 1_000_000  # ~0.5 GiB of configurations, ~30 s
 MAX_LEN = 8  # initial configurations: operands of 1..MAX_LEN digits
 MODES = ("coarse", "shape", "exact")
 NEAR = 2  # shape abstraction: runs kept exact next to the head
-# (stack cap, mode) tried in turn until one proves every departure unreachable: cheap ones first
-# (`gridjoin.py`'s joined abstraction keeps the rows of a column together: after the coarse ones, which
-# keep their certificates)
-ABSTRACTIONS = (*((cap, "coarse") for cap in (2, 4, 6)), (8, "joined"),
-                *((cap, "shape") for cap in (4, 6, 8)), *((cap, "exact") for cap in (2, 4, 6)))
 
 
 @dataclass(frozen=True)
@@ -226,46 +221,3 @@ def push(stack: tuple[Run, ...], col: Column, cap: int, same=None, near: int = 0
 
 def _union(a: Run, b: Run) -> Run:
     return tuple(u | v for u, v in zip(a[0], b[0], strict=True)), True
-
-
-def prove_unreachable(weights, agent: Transducer, task, rescale: bool,
-                      max_nodes: int = 20000) -> tuple[Graph, Reach] | str:
-    """(the exact lockstep graph with its departures, a Reach proving none reachable on a grid), or
-    why not, in words."""
-    from dfst.certify.gridjoin import TooManySkeletons
-    from dfst.certify.lockstep import TooManyNodes, explore
-
-    try:
-        graph = explore(weights, agent, rescale=rescale, stop=False, max_nodes=max_nodes)
-    except TooManyNodes:
-        return f"the lockstep graph past its departures has more than {max_nodes:,} nodes"
-    if not graph.exact:
-        return "the lockstep graph past its departures is not exact (float32 vectors do not recur)"
-    initial, stable = initial_configs(task, MAX_LEN)
-    if not stable:
-        return f"the layouts' abstraction still changes at {MAX_LEN - 1}-{MAX_LEN} digits"
-    found, budget = None, []
-    for cap, mode in ABSTRACTIONS:
-        try:
-            attempt = _attempt(graph, agent, initial, cap, mode)
-        except (TooManyConfigs, TooManySkeletons) as exc:
-            budget.append(f"{mode}, cap {cap}: {exc}")
-            continue
-        if attempt.departure is None:
-            return graph, attempt
-        found = attempt
-    if found is None:
-        return "every grid abstraction passed its budget (" + "; ".join(budget) + ")"
-    names = agent.alphabet
-    over = f"; past their budgets: {'; '.join(budget)}" if budget else ""
-    return (f"an abstract grid run ({found.mode}, stack cap {found.cap}) reaches a departure, node "
-            f"{found.departure[0]} reading {names[found.departure[1]]}; the abstraction may be too "
-            f"coarse (the run need not be a grid's){over}")
-
-
-def _attempt(graph: Graph, agent: Transducer, initial, cap: int, mode: str) -> Reach:
-    from dfst.certify.gridjoin import MODE, reach_joined
-
-    if mode == MODE:
-        return reach_joined(graph, agent, initial, cap)
-    return reach(graph, agent, initial, cap, mode)

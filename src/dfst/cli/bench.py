@@ -36,7 +36,7 @@ def bench_rollout_command(
     as_json: bool = JsonOption,
 ) -> None:
     """Steps per second, engine vs per-step PyTorch loop (batch 1), and peak memory of a long run."""
-    from dfst.bench import run_bench
+    from dfst.studies.bench import run_bench
 
     result = run_bench(parse_lengths(dims, "--dims"), digits, torch_steps, repeats, memory_digits)
     if as_json:
@@ -65,8 +65,8 @@ def bench_mutations_command(
     certified equivalent, shown killable by an instance (a blind spot), or unknown.
 
     Exit code 0: every killable mutant killed (score 1); 1: a blind spot; 2: bad input."""
-    from dfst.executors import check_workers
-    from dfst.mutations import mutants, mutation_report
+    from dfst.studies.executors import check_workers
+    from dfst.studies.mutations import mutants, mutation_report
     from dfst.tasks import get_task
 
     task = get_task(task_name)
@@ -107,7 +107,7 @@ def bench_learnability_command(
     """Random grid agents on a binary tape (d states, kept when they halt and use every state), each
     learned from N PTOs by a DFST (default recipe) and by RPNI on the same PTOs: how many are exact
     at 100x the training length, per d and N (docs/learnability.md)."""
-    from dfst.learnability import check_results_directory, learnability_report, save_results
+    from dfst.studies.learnability import check_results_directory, learnability_report, save_results
 
     d_values, counts = parse_lengths(states, "--states"), parse_lengths(samples, "--samples")
     if results is not None:

@@ -39,7 +39,8 @@ def coverage_command(
 ) -> None:
     """Which (state, symbol) rules of the expert (or --agent) the PTOs exercise and which never; or, with
     --minimal, a small set of instances of at most --max-digits digits that exercises them all."""
-    from dfst.data.coverage import check_coverage_values, coverage_report, file_instances, sampled_instances
+    from dfst.data.coverage import coverage_report, file_instances
+    from dfst.data.samplers import check_coverage_values, sampled_instances
     from dfst.tasks.own_agent import resolve_task
 
     task = resolve_task(task_name, agent_file)
@@ -58,7 +59,7 @@ def coverage_command(
 
 
 def _check_options(data, samples, max_digits, minimal) -> None:
-    """Which options go together (their values: `dfst.data.coverage.check_coverage_values`)."""
+    """Which options go together (their values: `dfst.data.samplers.check_coverage_values`)."""
     if minimal and (data is not None or samples is not None):
         raise DfstError("--minimal searches its own instances: drop --data and --samples")
     if data is not None and (samples is not None or max_digits is not None):

@@ -29,10 +29,10 @@ from dfst.errors import DfstError
 
 
 def __getattr__(name: str):
-    """`seed_plan`, importable here as before (it lives in dfst.reproduce, which imports torch: loaded
+    """`seed_plan`, importable here as before (it lives in dfst.studies.reproduce, which imports torch: loaded
     on first use so that `dfst --help` does not)."""
     if name == "seed_plan":
-        from dfst.reproduce import seed_plan
+        from dfst.studies.reproduce import seed_plan
 
         return seed_plan
     raise AttributeError(f"module 'dfst.cli.reproduce' has no attribute {name!r}")
@@ -106,8 +106,8 @@ def reproduce_command(
     go by TASK@NAME (NAME: the file's name), its rows by "DFST \\[agent NAME]". With --executor ray
     each seed to train is a Ray task (docs/scaling.md); a seed that fails twice is reported, left out
     of the table, and makes the exit code 1."""
-    from dfst import reproduce as lib
     from dfst.locks import command_line
+    from dfst.studies import reproduce as lib
 
     plan = lib.seed_plan(tasks, seeds, first_seed)
     overrides = lib.check_overrides(iters, restarts, time_budget) | ({} if finetune else {"finetune": False})
@@ -122,7 +122,7 @@ def reproduce_command(
     say = (lambda text: print(text, file=sys.stderr)) if markdown or as_csv else console.print
     if rerun and accept_stored:
         raise DfstError("--rerun and --accept-stored exclude each other: pick one")
-    from dfst.executors import choose_executor
+    from dfst.studies.executors import choose_executor
 
     executor = choose_executor(executor, lambda text: print(f"dfst: note: {text}", file=sys.stderr))
     failed: list[str] = []

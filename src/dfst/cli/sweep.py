@@ -41,9 +41,9 @@ def sweep_command(
     """Train and evaluate every cell of a sweep (task x grid point x seed) as dfst reproduce does a
     seed, skip the cells already stored under the same configuration, and print one row per task,
     grid point and system. A failed cell is retried once and reported; exit code 1 if any failed."""
-    from dfst import sweep as lib
-    from dfst.executors import choose_executor
     from dfst.locks import command_line
+    from dfst.studies import sweep as lib
+    from dfst.studies.executors import choose_executor
 
     check_table_format(markdown, as_csv)
     spec = lib.load_spec(spec_file)

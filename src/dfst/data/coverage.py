@@ -14,15 +14,14 @@ import numpy as np
 
 from dfst.automata import Transducer
 from dfst.data.pto import dataset_instances, load_dataset, sample_instance
-from dfst.errors import DfstError
 from dfst.grid.grid import Layout
 from dfst.grid.world import run_agent
 from dfst.tasks.base import Instance, Task
 
 Rule = tuple[str, str]
 PUBLISHED_SAMPLES = {"add2": 20, "add10": 225, "mult2": 750, "mult10": 10_000}  # the paper's training sets
-__all__ = ["PUBLISHED_SAMPLES", "check_coverage_values", "cover_instances", "coverage", "coverage_report",
-           "dataset_instances", "file_instances", "rule_list", "rules_used", "sampled_instances"]
+__all__ = ["PUBLISHED_SAMPLES", "cover_instances", "coverage", "coverage_report",
+           "dataset_instances", "file_instances", "rule_list", "rules_used"]
 
 
 def rules_used(agent: Transducer, layout: Layout, max_steps: int) -> set[Rule]:
@@ -108,34 +107,9 @@ def _greedy_cover(task: Task, pool: list[Instance], samples: int, chosen: list[I
         covered |= used_by[best]
 
 
-def check_coverage_values(max_digits: int | None, samples: int | None, seed: int, pool: int,
-                          sampler: str) -> None:
-    """The values `dfst coverage` takes, all checked before any work (named as its options)."""
-    from dfst.data import SAMPLERS
-
-    if max_digits is not None and max_digits < 1:
-        raise DfstError(f"--max-digits must be at least 1, got {max_digits}")
-    if samples is not None and samples < 1:
-        raise DfstError(f"--samples must be at least 1, got {samples}")
-    if seed < 0 or pool < 0:
-        raise DfstError(f"--seed and --pool must be non-negative, got {seed} and {pool}")
-    if sampler not in SAMPLERS:
-        raise DfstError(f"unknown --sampler {sampler!r} (known: {', '.join(SAMPLERS)})")
-
-
 def file_instances(task: Task, path) -> tuple[list[Instance], dict]:
     """The checked instances of a PTO dataset file, and where they came from (for reports)."""
     return dataset_instances(task, load_dataset(path), str(path)), {"data": str(path)}
-
-
-def sampled_instances(task: Task, samples: int, max_digits: int, seed: int,
-                      sampler: str = "uniform") -> tuple[list[Instance], dict]:
-    """The instances a training sampler (`dfst.data.SAMPLERS`) draws, and how they were drawn."""
-    from dfst.data import SAMPLERS
-
-    ds = SAMPLERS[sampler](task, samples, max_digits, seed)
-    source = {"sampler": sampler, "samples": samples, "max_digits": max_digits, "seed": seed}
-    return [Instance(a, b) for a, b in ds.operands], source
 
 
 def coverage_report(task: Task, instances: list[Instance]) -> dict:

@@ -59,3 +59,24 @@ SAMPLERS: dict[str, Callable[[Task, int, int, int], PtoDataset]] = {
     "pairs": pair_cover_dataset,
     "uniform": record_dataset,
 }
+
+
+def check_coverage_values(max_digits: int | None, samples: int | None, seed: int, pool: int,
+                          sampler: str) -> None:
+    """The values `dfst coverage` takes, all checked before any work (named as its options)."""
+    if max_digits is not None and max_digits < 1:
+        raise DfstError(f"--max-digits must be at least 1, got {max_digits}")
+    if samples is not None and samples < 1:
+        raise DfstError(f"--samples must be at least 1, got {samples}")
+    if seed < 0 or pool < 0:
+        raise DfstError(f"--seed and --pool must be non-negative, got {seed} and {pool}")
+    if sampler not in SAMPLERS:
+        raise DfstError(f"unknown --sampler {sampler!r} (known: {', '.join(SAMPLERS)})")
+
+
+def sampled_instances(task: Task, samples: int, max_digits: int, seed: int,
+                      sampler: str = "uniform") -> tuple[list[Instance], dict]:
+    """The instances a training sampler (`SAMPLERS`) draws, and how they were drawn."""
+    ds = SAMPLERS[sampler](task, samples, max_digits, seed)
+    source = {"sampler": sampler, "samples": samples, "max_digits": max_digits, "seed": seed}
+    return [Instance(a, b) for a, b in ds.operands], source

@@ -1,5 +1,5 @@
 """The report's tables as HTML: `dfst table`'s comparison and `dfst reproduce`'s summary, the very rows
-those commands print (dfst.results.tables, dfst.reproduce), escaped.
+those commands print (dfst.results.tables, dfst.studies.reproduce), escaped.
 
 Every row carries `data-system` and `data-task`, every cell `data-column`, so that a test (or a reader's
 script) finds a number without relying on the column order.
@@ -21,7 +21,8 @@ def comparison_table(results: Sequence[Result]) -> str:
 def reproduce_table(results: Sequence[Result]) -> str:
     """The DFST rows per task as `dfst reproduce` summarises them; an empty string where there are none."""
     from dfst.recipes import TARGET_DIGITS
-    from dfst.reproduce import COLUMNS, SYSTEMS, display, summary_rows
+    from dfst.studies.reproduce import COLUMNS, display, summary_rows
+    from dfst.studies.seeds import SYSTEMS
 
     ours = [r for r in results if r.system in SYSTEMS and r.task in TARGET_DIGITS
             and {"first_failing_digits", "d"} <= set(r.details)]  # what dfst reproduce stores

@@ -8,7 +8,7 @@
     tables   `dfst table`'s comparison (aggregated over seeds, README block), and the rows of
              `dfst report` and `dfst report-runs`
 
-`dfst reproduce` (dfst.reproduce) and `dfst baseline` (dfst.baselines) store Results; `table`,
+`dfst reproduce` (dfst.studies.reproduce) and `dfst baseline` (dfst.baselines) store Results; `table`,
 `report`, `report-runs` and `reproduce` read them through here. No torch is imported.
 """
 

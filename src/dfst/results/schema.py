@@ -56,7 +56,7 @@ class Result:
     config: dict = field(default_factory=dict)          # the system's configuration, as it ran
     notes: str = ""
     details: dict = field(default_factory=dict)         # system-specific figures (states, loss, a search...)
-    key: dict | None = None         # what determined a reproduced result (dfst.reproduce.result_key)
+    key: dict | None = None         # what determined a reproduced result (dfst.studies.seeds.result_key)
     dfst_version: str | None = None  # the dfst that wrote the file
 
     def to_dict(self) -> dict:

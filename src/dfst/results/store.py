@@ -17,7 +17,7 @@ from dfst.outputs import check_output_file, json_bytes, make_directory, write_at
 from dfst.results.schema import Result, is_result
 
 RESULTS_DIR = Path("results")
-CELL_FILE = "cell.json"  # in a sweep cell's results directory (dfst.cells): what the cell is
+CELL_FILE = "cell.json"  # in a sweep cell's results directory (dfst.studies.cells): what the cell is
 
 
 def default_path(name: str, task: str, seed: int, root: Path = RESULTS_DIR) -> Path:

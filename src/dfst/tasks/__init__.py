@@ -13,6 +13,7 @@ from dfst.tasks.multiplication import (
     multiplication_steps,
     one_digit_multiplier,
 )
+from dfst.tasks.registry import TASKS
 
 
 def _addition(base: int) -> Task:
@@ -65,8 +66,8 @@ def _more_tasks() -> list[Task]:
     ]
 
 
-TASKS: dict[str, Task] = {t.name: t for t in (_addition(2), _addition(10), _multiplication(2),
-                                              _multiplication(10), *_more_tasks())}
+TASKS.update({t.name: t for t in (_addition(2), _addition(10), _multiplication(2), _multiplication(10),
+                                 *_more_tasks())})
 
 
 def get_task(name: str) -> Task:

@@ -32,6 +32,7 @@ from dfst.errors import DfstError
 from dfst.tasks.base import BLANK, Task
 from dfst.tasks.expert_check import ExpertCheck, check_task_expert, record_check
 from dfst.tasks.readout import READOUTS
+from dfst.tasks.registry import TASKS
 
 ENTRY_POINT_GROUP = "dfst.tasks"
 TASKS_FILE_VARIABLE = "DFST_TASKS_FILE"
@@ -42,8 +43,6 @@ _sources: dict[str, str] = {}  # task name -> where it was registered from (a fi
 def register_task(task: Task, source: str | None = None) -> Task:
     """Check `task` against the contract and add it to `dfst.tasks.TASKS`; a one-line DfstError
     names the first problem. A name is taken once, except by the same `source` again."""
-    from dfst.tasks import TASKS
-
     if not isinstance(task, Task):
         raise DfstError(f"not a dfst task: {task!r} (build a dfst.tasks.Task)")
     taken = task.name in TASKS and TASKS[task.name] is not task

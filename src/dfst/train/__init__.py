@@ -32,7 +32,7 @@ from dfst.train.config import (
     TrainConfig,
 )
 
-_LAZY = {"train": "loop", "deterministic": "loop", "lr_at": "loop", "SCHEDULES": "loop",
+_LAZY = {"train": "loop", "deterministic": "determinism", "lr_at": "loop", "SCHEDULES": "loop",
          "train_until_certified": "cegis"}
 # The lazy names are documented in their modules; __all__ lists what importing the package defines.
 __all__ = ["DataConfig", "EvaluationConfig", "LoggingConfig", "ModelConfig", "OptimConfig",

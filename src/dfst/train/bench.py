@@ -22,7 +22,8 @@ from dfst.model import INITS, DFSTConfig, Population
 from dfst.tasks import TASKS
 from dfst.train.batches import Sequences, batch_rows, bucket_rows, step_noise
 from dfst.train.config import RECIPES, TrainConfig
-from dfst.train.loop import deterministic, forward_pass, training_data
+from dfst.train.determinism import deterministic
+from dfst.train.loop import forward_pass, training_data
 from dfst.train.objectives import noise_at
 from dfst.train.restarts import restart_seed
 

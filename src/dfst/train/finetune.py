@@ -105,7 +105,7 @@ def tune(model, data, task, cfg: FinetuneConfig, progress=None) -> tuple:
 
     from dfst.train import anchors
     from dfst.train.batches import Sequences
-    from dfst.train.loop import deterministic
+    from dfst.train.determinism import deterministic
 
     with deterministic(cfg.threads):
         seqs = Sequences.of(data)

@@ -22,7 +22,6 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -41,6 +40,7 @@ from dfst.train import fused
 from dfst.train.batches import Sequences, batch_rows, bucket_rows, dataset_sha256, step_noise
 from dfst.train.budget import check_training
 from dfst.train.config import TrainConfig
+from dfst.train.determinism import deterministic
 from dfst.train.evaluation import best_robust, evaluate_model, extract_or_none
 from dfst.train.objectives import LOSSES, PENALTIES, discrete_at, noise_at, objective, scores
 from dfst.train.restarts import lowest_loss_restart, restart_seed, select_restart
@@ -73,19 +73,6 @@ SCHEDULES: dict[str, Callable[[int, TrainConfig], float]] = {
 def lr_at(step: int, cfg: TrainConfig) -> float:
     """The learning rate of 0-based iteration `step`."""
     return SCHEDULES[cfg.schedule](step, cfg)
-
-
-@contextmanager
-def deterministic(threads: int):
-    """Fixed torch threads and deterministic algorithms for the duration; restored afterwards."""
-    old = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
-    torch.set_num_threads(threads)
-    torch.use_deterministic_algorithms(True)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old[0])
-        torch.use_deterministic_algorithms(old[1])
 
 
 def training_device(name: str) -> torch.device:

@@ -1,5 +1,5 @@
 """`dfst sweep`: a grid of recipe options x tasks x seeds from a small TOML file, each cell trained and
-evaluated as `dfst reproduce` does one seed, on the serial executor or on Ray (`dfst.executors`).
+evaluated as `dfst reproduce` does one seed, on the serial executor or on Ray (`dfst.studies.executors`).
 
 The file (docs/scaling.md; examples/sweeps/):
 
@@ -31,18 +31,18 @@ from pathlib import Path
 from typing import Any
 
 from dfst import __version__
-from dfst.cells import Cell, run_all
 from dfst.errors import DfstError
-from dfst.executors import Outcome, Update
 from dfst.inputs import read_text
 from dfst.limits import check_work, default_max_memory
 from dfst.outputs import check_output_file, make_directory, write_json
 from dfst.recipes import RECIPES, TARGET_DIGITS
-from dfst.reproduce import DEFAULT_TIME_BUDGET, run_config
 from dfst.results import Result
 from dfst.results.certified import certified_counts, certified_text
 from dfst.results.store import CELL_FILE
 from dfst.run_guard import run_lock
+from dfst.studies.cells import Cell, run_all
+from dfst.studies.executors import Outcome, Update
+from dfst.studies.seeds import DEFAULT_TIME_BUDGET, run_config
 from dfst.tasks import get_task
 from dfst.train.budget import check_training
 

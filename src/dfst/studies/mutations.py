@@ -29,7 +29,7 @@ import numpy as np
 
 from dfst.automata import HALT_MOVE, Rule, Transducer, make_transducer
 from dfst.evaluate import EvalConfig, level_instances
-from dfst.executors import check_workers
+from dfst.studies.executors import check_workers
 from dfst.tasks.base import Instance, Task
 from dfst.tasks.solve import solve
 

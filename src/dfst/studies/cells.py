@@ -1,6 +1,6 @@
 """Cells: one task and seed under one set of recipe options, trained and evaluated as `dfst reproduce`
-does a seed (`dfst.reproduce.reproduce_seed`). `dfst sweep` and `dfst reproduce --executor ray` hand
-cells to `dfst.executors.run_cells`; `run_cell` is what a worker runs.
+does a seed (`dfst.studies.seeds.reproduce_seed`). `dfst sweep` and `dfst reproduce --executor ray` hand
+cells to `dfst.studies.executors.run_cells`; `run_cell` is what a worker runs.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dfst.executors import Outcome, Update, run_cells
-from dfst.reproduce import reproduce_seed, settled_seed
+from dfst.studies.executors import Outcome, Update, run_cells
+from dfst.studies.seeds import reproduce_seed, settled_seed
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class Cell:
 
 
 def run_cell(cell: Cell) -> list[dict]:
-    """Train and evaluate one cell (`dfst.reproduce.reproduce_seed`); returns its results as JSON.
+    """Train and evaluate one cell (`dfst.studies.seeds.reproduce_seed`); returns its results as JSON.
     Top-level, so that Ray can send it to a worker."""
     found = reproduce_seed(cell.task, cell.seed, Path(cell.runs), Path(cell.results), rerun=cell.rerun,
                            accept_stored=cell.accept_stored, **cell.reproduce_args())
@@ -74,7 +74,7 @@ def run_all(cells: list[Cell], *, executor: str, address: str | None = None, wor
             on_update: Update | None = None, warn: Callable[[str], None] | None = None,
             before_run: Callable[[Cell], None] | None = None) -> tuple[list[Outcome], int]:
     """Every cell's outcome, in order, and how many were settled without running (`settled_cells`);
-    the rest run on `executor` (`dfst.executors.run_cells`), `before_run` told of each first.
+    the rest run on `executor` (`dfst.studies.executors.run_cells`), `before_run` told of each first.
     `on_update` counts the settled cells as done."""
     outcomes = settled_cells(cells, warn)
     todo = [i for i in range(len(cells)) if i not in outcomes]

@@ -1,0 +1,216 @@
+"""Train every task over seeds with its recipe, evaluate with the protocol, store and tabulate.
+
+Each (task, seed) is `dfst.studies.seeds.reproduce_seed` (what is trained, scored and stored, and
+when a stored result is reused), run as a `dfst.studies.cells.Cell` by an executor; this module
+plans the seeds, hands them out, and turns the results into the summary table and README block.
+The results directory is locked for the whole run (`dfst.run_guard`), each training run by `train`.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+
+from dfst.errors import DfstError
+from dfst.limits import check_work
+from dfst.outputs import rewrite_between
+from dfst.recipes import RECIPES, TARGET_DIGITS
+from dfst.results import Result
+from dfst.results.certified import certified_counts, certified_text
+from dfst.run_guard import run_lock
+from dfst.studies.seeds import DEFAULT_TIME_BUDGET, reproduce_seed
+
+MARK_START, MARK_END = "<!-- reproduce:start -->", "<!-- reproduce:end -->"
+COLUMNS = ("task", "system", "seeds", "samples", "max train digits", "d", "params", "robust at target",
+           "robust LG (median, min)", "probabilistic LG (median)", "first failing length",
+           "certified (all lengths / bounded / none)", "CPU s/seed (median, max)")
+
+
+def reproduce(plan: dict[str, list[int]], runs: Path, results: Path, *,
+              time_budget: float = DEFAULT_TIME_BUDGET, certify: bool = True, rescale: bool = False,
+              overrides: dict | None = None,
+              on_seed: Callable[[str, int, list[Result]], None] | None = None,
+              progress: Callable[[str, dict], None] | None = None,
+              rerun: bool = False, accept_stored: bool = False, warn: Callable[[str], None] | None = None,
+              command: str = "dfst reproduce", executor: str = "serial", address: str | None = None,
+              workers: int | None = None, on_cells: Callable[[int, int, int, int], None] | None = None,
+              on_failure: Callable[[str], None] | None = None) -> list[dict]:
+    """Every task of `plan` over its seeds; returns the summary rows of `summary_rows`. `progress(label,
+    record)`: a seed's training records and evaluation stages (label "add2 seed 3"). With executor
+    "ray" the seeds still to train run as Ray tasks (`dfst.studies.executors`; `on_cells` hears done, running,
+    failed, total); a seed that fails twice is told to `on_failure` and left out of the rows."""
+    found = []
+    with run_lock(results, command):  # one writer of these result files at a time
+        if executor != "serial":
+            for task, seed, got in _seeds_as_cells(plan, runs, results, executor, address, workers, on_cells,
+                                                   on_failure, warn, time_budget=time_budget, certify=certify,
+                                                   rescale=rescale, overrides=overrides, rerun=rerun,
+                                                   accept_stored=accept_stored):
+                found += got
+                if on_seed is not None:
+                    on_seed(task, seed, got)
+            return summary_rows(found)
+        for task, seeds in plan.items():
+            for seed in seeds:
+                got = reproduce_seed(task, seed, runs, results, time_budget=time_budget, certify=certify,
+                                     rescale=rescale, overrides=overrides, rerun=rerun,
+                                     accept_stored=accept_stored, warn=warn,
+                                     progress=_labelled(progress, f"{task} seed {seed}"))
+                found += got
+                if on_seed is not None:
+                    on_seed(task, seed, got)
+    return summary_rows(found)
+
+
+def _seeds_as_cells(plan, runs, results, executor, address, workers, on_cells, on_failure, warn, *,
+                    time_budget, certify, rescale, overrides, rerun, accept_stored):
+    """(task, seed, results) of every seed of `plan` that did not fail, in the plan's order: the stored
+    ones read here, the others run by `executor` (each a `dfst.studies.cells.Cell` over the shared runs and
+    results directories)."""
+    from dfst.studies.cells import Cell, run_all
+
+    options = tuple(sorted((overrides or {}).items()))
+    cells = [Cell(task, seed, (), options, time_budget, certify, rescale, runs=str(runs),
+                  results=str(results), rerun=rerun, accept_stored=accept_stored)
+             for task, seeds in plan.items() for seed in seeds]
+    outcomes, _ = run_all(cells, executor=executor, address=address, workers=workers, on_update=on_cells,
+                          warn=warn)
+    for i, cell in enumerate(cells):
+        outcome = outcomes[i]
+        if outcome.error is not None:
+            if on_failure is not None:
+                on_failure(f"{cell.task} seed {cell.seed}: {outcome.error} (tried {outcome.attempts} times)")
+            continue
+        where = f"{cell.task} seed {cell.seed}"
+        yield cell.task, cell.seed, [Result.from_dict(record, where) for record in outcome.value]
+
+
+def _labelled(progress: Callable[[str, dict], None] | None, label: str) -> Callable[[dict], None] | None:
+    return None if progress is None else (lambda record: progress(label, record))
+
+
+def grown_d(results: list[Result]) -> list[int] | None:
+    """[min, max] of the d the fine-tuning phase grew the model to (one dimension per block read off),
+    over the seeds where it grew; None where it never did."""
+    pairs = [(r.details.get("finetune") or {}).get("d") for r in results]
+    grown = [after for pair in pairs if pair for before, after in [pair] if after != before]
+    return [min(grown), max(grown)] if grown else None
+
+
+def summary_rows(results: list[Result]) -> list[dict]:
+    """One row per (task, system): successes over seeds, robust / probabilistic LG, CPU per seed."""
+    groups: dict[tuple[str, str], list[Result]] = {}
+    for r in results:
+        groups.setdefault((r.task, r.system), []).append(r)
+    rows = []
+    for (task, system), runs in groups.items():
+        target = TARGET_DIGITS[task]
+        failing = [r.details["first_failing_digits"] for r in runs if r.details["first_failing_digits"]]
+        rows.append({
+            "task": task, "system": system, "seeds": len(runs), "samples": runs[0].samples,
+            "max_train_digits": runs[0].max_train_digits, "d": runs[0].details["d"],
+            "d_grown": grown_d(runs),
+            "params": runs[0].params, "target_digits": target,
+            "successes": sum(r.robust_lg >= target for r in runs),
+            "robust_lg_median": statistics.median(r.robust_lg for r in runs),
+            "robust_lg_min": min(r.robust_lg for r in runs),
+            "probabilistic_lg_median": statistics.median(r.probabilistic_lg for r in runs),
+            "first_failing_min": min(failing) if failing else None,
+            "certified": certified_counts(runs),
+            "cpu_seconds_median": round(statistics.median(r.train_seconds for r in runs), 1),
+            "cpu_seconds_max": round(max(r.train_seconds for r in runs), 1),
+        })
+    return rows
+
+
+# ----------------------------------------------------------------------------- the command's pieces
+
+
+def seed_plan(tasks: str, seeds: int, first_seed: int) -> dict[str, list[int]]:
+    """`--tasks add2,mult10:1,add10:3-5` with --seeds 10 -> {"add2": seeds 0-9, "mult10": seed 0,
+    "add10": seeds 3-5} (counts from first_seed; A-B is the seeds A to B)."""
+    if seeds < 1 or first_seed < 0:
+        raise DfstError(f"need --seeds >= 1 and --first-seed >= 0, got {seeds} and {first_seed}")
+    plan, unknown = {}, []
+    for item in filter(None, (t.strip() for t in tasks.split(","))):
+        name, _, count = item.partition(":")
+        if name not in RECIPES:
+            unknown.append(name)
+        else:
+            plan[name] = _seeds_of(item, count, seeds, first_seed)
+    if not plan or unknown:
+        given = ", ".join(unknown) or "(none given)"
+        raise DfstError(f"unknown task(s) {given} (known: {', '.join(RECIPES)}; dfst reproduce takes the "
+                        "built-in tasks, not those of a --tasks-file: train yours with dfst train)")
+    check_work("cells", sum(map(len, plan.values())), f"--tasks {tasks} with --seeds {seeds:,}")
+    return {task: list(seeds) for task, seeds in plan.items()}  # built once counted
+
+
+def _seeds_of(item: str, count: str, seeds: int, first_seed: int) -> range:
+    """The seeds of one --tasks item: TASK (--seeds from --first-seed), TASK:N or TASK:A-B."""
+    low, dash, high = count.partition("-")
+    if dash and low.isdigit() and high.isdigit() and int(low) <= int(high):
+        return range(int(low), int(high) + 1)
+    if count and (dash or not count.isdigit() or int(count) < 1):
+        raise DfstError(f"bad seeds in --tasks {item!r}: want TASK:N with N >= 1, or TASK:A-B with A <= B")
+    return range(first_seed, first_seed + (int(count) if count else seeds))
+
+
+def check_overrides(iters: int | None, restarts: int | None, time_budget: float) -> dict:
+    """The recipe overrides given, checked before any work: counts >= 1, a finite positive budget."""
+    for option, value in (("--iters", iters), ("--restarts", restarts)):
+        if value is not None and value < 1:
+            raise DfstError(f"{option} must be >= 1, got {value}")
+    if not (math.isfinite(time_budget) and time_budget > 0):
+        raise DfstError(f"--time-budget must be a positive number of seconds, got {time_budget}")
+    return {k: v for k, v in (("iters", iters), ("restarts", restarts)) if v is not None}
+
+
+def seed_line(task: str, seed: int, results: list[Result]) -> str:
+    """What `dfst reproduce` prints after each seed."""
+    return (f"{task} seed {seed}: " + ", ".join(f"{r.system} robust to {r.robust_lg:,}{_verdict(r)}"
+                                                for r in results) + f" ({results[0].train_seconds} CPU s)")
+
+
+def _verdict(result: Result) -> str:
+    cert = result.details.get("certified")
+    if cert is None:
+        return ""
+    bound = "" if cert["max_digits"] is None or cert["verdict"] != "CERTIFIED" else \
+        f" to {cert['max_digits']:,} digits"
+    return f" ({cert['verdict']}{bound})"
+
+
+def display(row: dict) -> dict:
+    """A summary row for people (COLUMNS)."""
+    failing = row["first_failing_min"]
+    return {"task": row["task"], "system": row["system"], "seeds": row["seeds"], "samples": row["samples"],
+            "max train digits": row["max_train_digits"], "d": _d_text(row), "params": f"{row['params']:,}",
+            "robust at target": f"{row['successes']}/{row['seeds']} at {row['target_digits']:,}",
+            "robust LG (median, min)": f"{row['robust_lg_median']:,.0f}, {row['robust_lg_min']:,}",
+            "probabilistic LG (median)": f"{row['probabilistic_lg_median']:,.0f}",
+            "first failing length": "none" if failing is None else f"{failing:,}",
+            "certified (all lengths / bounded / none)": certified_text(row["certified"]),
+            "CPU s/seed (median, max)": f"{row['cpu_seconds_median']}, {row['cpu_seconds_max']}"}
+
+
+def _d_text(row: dict) -> str:
+    """`19`, or `19 (grown to 20-22)` where fine-tuning added dimensions on some seeds."""
+    grown = row.get("d_grown")
+    if not grown:
+        return str(row["d"])
+    return f"{row['d']} (grown to {grown[0] if grown[0] == grown[1] else f'{grown[0]}-{grown[1]}'})"
+
+
+def markdown(rows: list[dict]) -> str:
+    """The summary rows as the Markdown table of README's reproduce block."""
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(str(display(r)[c]) for c in COLUMNS) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def write_readme(path: Path, rows: list[dict]) -> None:
+    """Rewrite the reproduce block of the README at `path` with the summary rows."""
+    rewrite_between(path, MARK_START, MARK_END, markdown(rows))
