@@ -3,13 +3,13 @@
     python benchmarks/rollout.py [--quick]
 
 Ratios are measured in the same run: the numba engine against a per-step PyTorch loop on the same
-dense model and instance (see dfst.bench). Absolute steps/s depend on the machine.
+dense model and instance (see dfst.studies.bench). Absolute steps/s depend on the machine.
 """
 
 import json
 import sys
 
-from dfst.bench import bench_memory, bench_rollout
+from dfst.studies.bench import bench_memory, bench_rollout
 
 if __name__ == "__main__":
     quick = "--quick" in sys.argv
