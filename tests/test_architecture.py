@@ -13,7 +13,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dfst"
 LAYERS = [
     {"errors", "limits", "inputs", "outputs", "records", "run_guard", "locks", "model_size"},
-    {"automata", "drawing", "arith", "grid", "tasks", "rollout", "budget"},
+    {"automata", "drawing", "arith", "grid"},
+    {"tasks", "rollout", "budget"},
     {"data"},
     {"model", "scan", "compile", "checkpoint"},
     {"evaluate", "plots", "eval_files", "targets"},

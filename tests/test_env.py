@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from dfst.automata import MOVE_INDEX
-from dfst.grid.env import GridEnv
 from dfst.grid.render import BLANK_GLYPH, HEAD_STYLE, render_cells
 from dfst.tasks import TASKS
+from dfst.tasks.env import GridEnv
 
 
 def drive_with_expert(env: GridEnv, obs: int) -> tuple[float, bool, int]:

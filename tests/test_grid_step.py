@@ -9,10 +9,10 @@ import pytest
 from dfst import rollout
 from dfst.automata import MOVE_DELTA, MOVE_DELTAS, MOVES
 from dfst.cli.animate import _frames
-from dfst.grid.env import GridEnv
 from dfst.grid.grid import Grid
 from dfst.grid.world import Outcome, act, run_agent, step_agent
 from dfst.tasks import TASKS
+from dfst.tasks.env import GridEnv
 
 
 def test_one_move_table():

@@ -12,8 +12,8 @@ from gymnasium.utils.env_checker import check_env
 
 import dfst  # noqa: F401  (registers the environments)
 from dfst.automata import STOP
-from dfst.grid.gym import env_id, register_envs
 from dfst.tasks import TASKS
+from dfst.tasks.gym import env_id, register_envs
 
 
 def test_every_task_is_registered_under_its_name():

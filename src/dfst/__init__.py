@@ -8,12 +8,12 @@ __version__ = "0.1.0"
 
 
 def _register_gymnasium_envs() -> None:
-    """`import dfst` registers `dfst/<Task>-v0` for `gymnasium.make` (dfst.grid.gym), where gymnasium
+    """`import dfst` registers `dfst/<Task>-v0` for `gymnasium.make` (dfst.tasks.gym), where gymnasium
     is installed."""
     from importlib.util import find_spec
 
     if find_spec("gymnasium") is not None:
-        from dfst.grid.gym import register_envs
+        from dfst.tasks.gym import register_envs
 
         register_envs()
 

@@ -55,8 +55,8 @@ def register_task(task: Task, source: str | None = None) -> Task:
     record_check(task, check)
     if source is not None:
         _sources[task.name] = source
-    if "dfst.grid.gym" in sys.modules:  # its environment too, once gymnasium's registry is loaded
-        sys.modules["dfst.grid.gym"].register_envs()
+    if "dfst.tasks.gym" in sys.modules:  # its environment too, once gymnasium's registry is loaded
+        sys.modules["dfst.tasks.gym"].register_envs()
     return task
 
 

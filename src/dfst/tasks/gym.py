@@ -22,8 +22,8 @@ import numpy as np
 from gymnasium import spaces
 
 from dfst.automata import MOVES
-from dfst.grid.env import GridEnv
 from dfst.tasks import TASKS, get_task
+from dfst.tasks.env import GridEnv
 
 NAMESPACE = "dfst"
 OBSERVATIONS = ("symbol", "grid")
@@ -93,5 +93,5 @@ def register_envs() -> list[str]:
     for name in TASKS:
         ids.append(env_id(name))
         if ids[-1] not in gymnasium.registry:
-            gymnasium.register(ids[-1], entry_point="dfst.grid.gym:DfstEnv", kwargs={"task": name})
+            gymnasium.register(ids[-1], entry_point="dfst.tasks.gym:DfstEnv", kwargs={"task": name})
     return ids
