@@ -198,7 +198,8 @@ def print_table(points: list[dict]) -> None:
         best = max(run, key=lambda p: (p["robust"], -p["iteration"]))
         last = run[-1]
         residual = last.get("direction_residual_max")
-        print(f"| {setting} | {seed} | {best['robust']} ({best['iteration']:,}) | {last['robust']} / "
+        where = f" ({best['iteration']:,})" if best["robust"] else ""
+        print(f"| {setting} | {seed} | {best['robust']}{where} | {last['robust']} / "
               f"{last['probabilistic']} (at {last['iteration']:,}) | {' / '.join(last['levels'].values())} | "
               f"{last['loss']:.1e} | {'-' if residual is None else f'{residual:.3f}'} |")
 
