@@ -26,7 +26,7 @@ from dfst.budget import (
 from dfst.compile import check_dense_size, compile_agent
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
-from dfst.limits import GiB, MiB
+from dfst.io.limits import GiB, MiB
 from dfst.tasks import TASKS
 
 TERA = 10**12

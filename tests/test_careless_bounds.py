@@ -16,7 +16,7 @@ import pytest
 
 import dfst.train
 from cli_helpers import assert_one_line_error, run
-from dfst.limits import WORK_CAPS
+from dfst.io.limits import WORK_CAPS
 from dfst.tasks import TASKS
 from dfst.train.budget import estimate_training
 from dfst.train.config import RECIPES
@@ -77,7 +77,7 @@ def test_mutation_workers_over_the_cap(capsys, monkeypatch):
 def test_the_default_workers_cap_is_per_cpu(monkeypatch):
     import os
 
-    from dfst.limits import WORKERS_PER_CPU, DfstError
+    from dfst.io.limits import WORKERS_PER_CPU, DfstError
     from dfst.studies.executors import check_workers
 
     monkeypatch.delenv("DFST_MAX_WORKERS", raising=False)

@@ -61,7 +61,7 @@ def test_compile_force_never_removes_a_users_file_named_like_a_report(capsys, ch
 
 def hold_output(path: Path) -> subprocess.Popen:
     """Another dfst process that is writing `path` (it has claimed it) until killed."""
-    return hold_in_subprocess("from dfst.outputs import claim_output; claim_output(sys.argv[1])", path)
+    return hold_in_subprocess("from dfst.io.outputs import claim_output; claim_output(sys.argv[1])", path)
 
 
 def test_a_second_writer_of_one_dataset_is_refused_then_free_once_the_first_dies(capsys, tmp_path):
@@ -196,7 +196,7 @@ def test_lock_files_left_by_killed_holders_are_swept_and_held_ones_kept(tmp_path
     import os
     import time
 
-    from dfst import outputs
+    from dfst.io import outputs
 
     dead, alive = tmp_path / "dead.zip", tmp_path / "alive.zip"
     killed, holder = hold_output(dead), hold_output(alive)

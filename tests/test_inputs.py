@@ -1,4 +1,4 @@
-"""dfst.inputs: every hostile file a user can point dfst at is a one-line DfstError, quickly.
+"""dfst.io.inputs: every hostile file a user can point dfst at is a one-line DfstError, quickly.
 
 Each case of issue 14's list that is about reading: a FIFO (blocked forever), a link to /dev/zero
 (never ends), an over-cap file, JSON nested 100,000 deep (RecursionError), an encrypted zip member,
@@ -22,7 +22,7 @@ import torch
 from safetensors.torch import save as save_safetensors
 
 from dfst.errors import DfstError
-from dfst.inputs import (
+from dfst.io.inputs import (
     InputMissing,
     check_safetensors_header,
     load_safetensors_bytes,
@@ -33,7 +33,7 @@ from dfst.inputs import (
     read_text,
     read_zip_members,
 )
-from dfst.limits import MAX_JSON_DEPTH, MAX_SAFETENSORS_HEADER, MAX_ZIP_MEMBERS, MiB
+from dfst.io.limits import MAX_JSON_DEPTH, MAX_SAFETENSORS_HEADER, MAX_ZIP_MEMBERS, MiB
 
 
 @contextmanager
@@ -373,7 +373,7 @@ def test_pickle_is_not_safetensors(tmp_path):
         load_safetensors_bytes(buf.getvalue(), "model")
 
 
-# ---- the readers that go through dfst.inputs, and the CLI on top of them ------------------------
+# ---- the readers that go through dfst.io.inputs, and the CLI on top of them ------------------------
 
 def saved_checkpoint(directory: Path) -> Path:
     from dfst.checkpoint import save_checkpoint

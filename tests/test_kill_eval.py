@@ -20,7 +20,7 @@ from cli_helpers import run_json
 
 KILLER = """
 import os, signal, sys
-import dfst.outputs as outputs
+import dfst.io.outputs as outputs
 from dfst.cli import main
 real, when = outputs.os.replace, sys.argv[1]
 def replace(src, dst):

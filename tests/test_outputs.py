@@ -12,7 +12,7 @@ import pytest
 
 from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
 from dfst.errors import DfstError
-from dfst.outputs import check_output_file, is_dfst_file, write_atomic
+from dfst.io.outputs import check_output_file, is_dfst_file, write_atomic
 
 
 @pytest.fixture

@@ -101,7 +101,7 @@ def test_train_force_refuses_a_foreign_config(capsys, tmp_path):
 
 def hold_lock(directory: Path) -> subprocess.Popen:
     """Another process holding the run lock of `directory` until killed."""
-    return hold_in_subprocess("from dfst.run_guard import run_lock\n"
+    return hold_in_subprocess("from dfst.io.run_guard import run_lock\n"
                               "lock = run_lock(sys.argv[1], 'dfst train add2 --out elsewhere')\n"
                               "lock.__enter__()", directory)
 
@@ -163,7 +163,7 @@ def unfinished(out: Path, at: int = 12) -> None:
 
 
 def test_manifest_lists_every_file_but_the_metrics(tmp_path):
-    from dfst.run_guard import check_manifest, file_entry, read_manifest
+    from dfst.io.run_guard import check_manifest, file_entry, read_manifest
     from dfst.train import train
 
     train(tiny(), tmp_path, command="test")
@@ -219,17 +219,17 @@ def test_a_run_from_before_manifests_resumes_and_its_data_is_still_checked(tmp_p
 
 def test_a_kill_between_a_write_and_its_manifest_entry_still_resumes(tmp_path, monkeypatch):
     """The manifest accepts the old file or the new one while a replacement is pending."""
-    import dfst.run_guard
+    import dfst.io.run_guard
     from dfst.train import train
 
     unfinished(tmp_path, at=7)  # state at iteration 5 recorded
-    real = dfst.run_guard.write_atomic
+    real = dfst.io.run_guard.write_atomic
 
     def killed_before_the_rename(path, data):
         if Path(path).name == "train_state.safetensors":
             raise Interrupt  # the manifest already accepts both; the old state stays
         real(path, data)
-    monkeypatch.setattr(dfst.run_guard, "write_atomic", killed_before_the_rename)
+    monkeypatch.setattr(dfst.io.run_guard, "write_atomic", killed_before_the_rename)
     with pytest.raises(Interrupt):
         train(tiny(), tmp_path, command="test")
     monkeypatch.undo()
@@ -443,7 +443,7 @@ def assert_whole_run(out: Path) -> None:
     from safetensors.torch import load_file
 
     from dfst.data import load_dataset
-    from dfst.run_guard import check_manifest
+    from dfst.io.run_guard import check_manifest
 
     assert json.loads((out / "config.json").read_text())["format"] == "dfst-train-run"
     load_dataset(out / "data.pto.zip")

@@ -1,10 +1,10 @@
-"""docs/safety.md stays true: its table of caps is the one in dfst.limits, defaults included."""
+"""docs/safety.md stays true: its table of caps is the one in dfst.io.limits, defaults included."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from dfst.limits import CAPS, human_bytes
+from dfst.io.limits import CAPS, human_bytes
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "safety.md"
 
@@ -22,7 +22,7 @@ def test_caps_table_matches_limits():
 
 
 def test_fixed_limits_are_the_documented_ones():
-    from dfst import limits
+    from dfst.io import limits
 
     text = " ".join(DOC.read_text().split())
     for phrase in (f"{limits.MAX_JSON_DEPTH} deep", f"{limits.MAX_JSON_CONTAINERS:,} arrays",

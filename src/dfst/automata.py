@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from dfst.errors import DfstError
-from dfst.inputs import InputMissing, read_json
+from dfst.io.inputs import InputMissing, read_json
 
 MOVES = ("U", "D", "L", "R", "S")  # the order of the DFST's move scores (C has 5 rows)
 MOVE_INDEX = {m: i for i, m in enumerate(MOVES)}
@@ -220,13 +220,13 @@ def _type_problems(data: dict) -> list[str]:
 
 
 def save_transducer(agent: Transducer, path: str | Path) -> None:
-    from dfst.outputs import write_json
+    from dfst.io.outputs import write_json
 
     write_json(path, agent.to_dict())
 
 
 def load_transducer(path: str | Path) -> Transducer:
-    """The agent JSON at `path`, read through dfst.inputs (size and depth caps) and validated."""
+    """The agent JSON at `path`, read through dfst.io.inputs (size and depth caps) and validated."""
     try:
         data = read_json(path, "agent file")
     except InputMissing:

@@ -41,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from dfst.errors import DfstError
-from dfst.limits import check_work, human_bytes
+from dfst.io.limits import check_work, human_bytes
 from dfst.tasks.base import Task
 
 # (rows, cols) of the layout for operands of n and m digits, by task operation (tasks/addition.py,
@@ -229,7 +229,7 @@ def check_recording(task: Task, samples: int, max_digits: int, max_memory: int,
 
 
 def check_estimate(estimate: Estimate, max_memory: int, what: str) -> Estimate:
-    """`check_memory`, after the replay_steps cap (dfst.limits.WORK_CAPS) on the steps it replays."""
+    """`check_memory`, after the replay_steps cap (dfst.io.limits.WORK_CAPS) on the steps it replays."""
     check_work("replay_steps", estimate.replays, what)
     return check_memory(estimate, max_memory, what)
 

@@ -23,9 +23,9 @@ from safetensors.torch import save as save_safetensors
 
 from dfst import __version__
 from dfst.errors import DfstError
-from dfst.inputs import InputMissing, load_safetensors_bytes, read_bytes, read_json, read_json_file
+from dfst.io.inputs import InputMissing, load_safetensors_bytes, read_bytes, read_json, read_json_file
+from dfst.io.outputs import release_output, write_atomic, write_json
 from dfst.model import DFST, DFSTConfig, weight_shapes
-from dfst.outputs import release_output, write_atomic, write_json
 
 FORMAT = "dfst-checkpoint"
 VERSION = 1
@@ -68,8 +68,8 @@ def load_checkpoint(directory: str | Path, *, expect_task: str | None = None) ->
 
 def _prepare_directory(directory: Path, overwrite: bool) -> Path:
     """An empty or new directory, or (with `overwrite`) one holding only a dfst checkpoint's files;
-    claimed for this process (`dfst.outputs.claim_directory`)."""
-    from dfst.outputs import claim_directory, make_directory, refuse_foreign, remove_own_file
+    claimed for this process (`dfst.io.outputs.claim_directory`)."""
+    from dfst.io.outputs import claim_directory, make_directory, refuse_foreign, remove_own_file
 
     claim_directory(directory, what="checkpoint", own=(CONFIG_FILE, WEIGHTS_FILE, *OWN_FILES),
                     is_ours=is_checkpoint, force=overwrite)
@@ -83,7 +83,7 @@ def _prepare_directory(directory: Path, overwrite: bool) -> Path:
 
 def is_checkpoint(directory: Path) -> bool:
     """Does `directory` hold a config.json with dfst's checkpoint marker?"""
-    from dfst.outputs import file_kind
+    from dfst.io.outputs import file_kind
 
     config = directory / CONFIG_FILE
     if file_kind(config) != "file":

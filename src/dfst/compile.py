@@ -22,7 +22,7 @@ import torch
 
 from dfst.automata import Transducer
 from dfst.errors import DfstError
-from dfst.limits import default_max_memory, human_bytes
+from dfst.io.limits import default_max_memory, human_bytes
 from dfst.model import DFST, weight_shapes
 from dfst.model_size import param_count
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dfst.automata import Transducer, to_dot
 from dfst.errors import DfstError
-from dfst.outputs import marker_text, write_atomic
+from dfst.io.outputs import marker_text, write_atomic
 
 
 def dot_bytes(agent: Transducer) -> bytes:

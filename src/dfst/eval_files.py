@@ -6,7 +6,7 @@
 
 A directory dfst cannot write gets no files (the report is still returned); a report path that is
 a link, FIFO or device, or a file of the same name that dfst did not write, is refused before any
-work, and so is a second evaluation of the same directory while one runs (dfst.outputs).
+work, and so is a second evaluation of the same directory while one runs (dfst.io.outputs).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 from dfst import __version__
 from dfst.errors import DfstError
 from dfst.grid.grid import Layout
-from dfst.inputs import read_json_file
-from dfst.outputs import (
+from dfst.io.inputs import read_json_file
+from dfst.io.outputs import (
     claim_output,
     refuse_foreign,
     refuse_special,
@@ -163,7 +163,7 @@ def _departure(agent, weights: DfstWeights, h, step: int, state: str, read: int,
 def _check_something_to_replay(directory: Path) -> None:
     """No saved failure beside a report of dfst's that found none: nothing to replay, said as such
     (not "run dfst eval first", which the user just did)."""
-    from dfst.outputs import file_kind, is_dfst_file
+    from dfst.io.outputs import file_kind, is_dfst_file
 
     if file_kind(directory / FAILURE_FILE) == "missing" and is_dfst_file(directory / REPORT_FILE):
         raise DfstError(f"nothing to replay: the last dfst eval of {directory} failed no instance "

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 
 from dfst.budget import Estimate, check_memory, estimate_eval, hard_digits
 from dfst.errors import DfstError
-from dfst.limits import default_max_memory
+from dfst.io.limits import default_max_memory
 from dfst.rollout import DfstWeights, InstanceResult, rollout
 from dfst.tasks.base import Task
 

@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
-from dfst.outputs import plot_metadata, write_atomic  # noqa: E402
+from dfst.io.outputs import plot_metadata, write_atomic  # noqa: E402
 
 FORMATS = (".png", ".svg", ".pdf")  # what a figure can be written as; the suffix decides
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dfst.errors import DfstError
-from dfst.inputs import read_json_file
+from dfst.io.inputs import read_json_file
 
 # what a run directory names: its model (fine-tuned when the run was), or the automaton read off
 TRAINED, EXTRACTED, CHECKPOINT = "model", "extracted automaton", "checkpoint"

@@ -22,8 +22,8 @@ from dfst.cli.app import (
 )
 from dfst.errors import DfstError
 from dfst.grid.render import render_cells
-from dfst.limits import default_max_memory, parse_size
-from dfst.outputs import check_output_file
+from dfst.io.limits import default_max_memory, parse_size
+from dfst.io.outputs import check_output_file
 from dfst.tasks import Task, get_task
 from dfst.tasks.solve import choose_instance, solve, task_agent, task_summaries
 
@@ -155,7 +155,7 @@ def agent_command(
     check_output_file(out, force=force)
     if dot:
         from dfst.drawing import dot_bytes
-        from dfst.outputs import write_atomic
+        from dfst.io.outputs import write_atomic
 
         write_atomic(out, dot_bytes(agent))
     else:

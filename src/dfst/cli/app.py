@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from dfst.errors import DfstError
-from dfst.outputs import release_all_outputs
+from dfst.io.outputs import release_all_outputs
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="dfst: exact learning of algorithms by gradient descent.\n\n"
@@ -154,7 +154,7 @@ def read_operand(text: str) -> str:
     """An operand, or `@FILE` for one too long for the command line (digits, whitespace ignored)."""
     if not text.startswith("@"):
         return text
-    from dfst.inputs import InputMissing, read_text
+    from dfst.io.inputs import InputMissing, read_text
 
     try:  # a regular file under the operand cap: @/dev/zero or a FIFO is refused, not read
         return "".join(read_text(text[1:], "operand file", "operand_bytes").split())

@@ -29,7 +29,7 @@ def baseline_command(
 ) -> None:
     """Train a baseline on TASK, score it with the DFST's protocol and store its result JSON."""
     from dfst import baselines
-    from dfst.outputs import check_output_file
+    from dfst.io.outputs import check_output_file
     from dfst.results import default_path, save_record, save_result
 
     side = baselines.side_task(name, task_name) is not None  # e.g. the NTM's own copy task

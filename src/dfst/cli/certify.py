@@ -18,7 +18,7 @@ from dfst.cli.app import (
     print_json,
     target_of,
 )
-from dfst.outputs import check_output_file
+from dfst.io.outputs import check_output_file
 
 
 @app.command("certify")

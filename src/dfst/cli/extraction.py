@@ -30,7 +30,7 @@ def extract_command(
     as RUN/extracted. From a checkpoint: the agent JSON."""
     from dfst.automata import save_transducer
     from dfst.extract.saved import extract_from, provenance, save_extraction
-    from dfst.outputs import check_output_file
+    from dfst.io.outputs import check_output_file
 
     found = extract_from(path, method, data=data, task=task_name, agent_file=agent_file)
     agent, task = found.extraction.agent, found.task

@@ -126,9 +126,9 @@ def library_experiment_command(
     from pathlib import Path
 
     from dfst.cli.app import parse_lengths
+    from dfst.io.outputs import check_output_file, make_directory, write_json
     from dfst.library.experiment import run_depth_table
     from dfst.library.plot import plot_depth
-    from dfst.outputs import check_output_file, make_directory, write_json
 
     if epochs < 1:  # every experiment: its JSON and figure are per epoch
         raise DfstError(f"--epochs must be at least 1, got {epochs}")
@@ -165,9 +165,9 @@ def library_experiment_command(
 def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: bool) -> None:
     """Experiment (a): both arms, results/library/ops_w{WIDTH}.json and the figure."""
 
+    from dfst.io.outputs import check_output_file, make_directory, write_json
     from dfst.library.ops_experiment import OpsConfig, run_ops
     from dfst.library.plot import plot_ops
-    from dfst.outputs import check_output_file, make_directory, write_json
 
     if not 2 <= width <= 8:
         raise DfstError(f"--width {width} is outside 2..8 (the table has 8**width entries)")
@@ -188,10 +188,10 @@ def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: 
 def _llm_experiment(config, out, plot, force: bool) -> None:
     """Experiment (c): `out` (results/library/llm[_SIGNAL].json: accuracy per epoch) and the figure."""
 
+    from dfst.io.outputs import check_output_file, make_directory, write_json
     from dfst.library.llm import check_llama_dir, run_llm
     from dfst.library.llm_data import TEMPLATES
     from dfst.library.plot import plot_llm
-    from dfst.outputs import check_output_file, make_directory, write_json
 
     if not 2 <= config.base <= 256 or config.epochs < 1:
         raise DfstError("--base must be 2..256 and --epochs at least 1")

@@ -106,7 +106,7 @@ def reproduce_command(
     go by TASK@NAME (NAME: the file's name), its rows by "DFST \\[agent NAME]". With --executor ray
     each seed to train is a Ray task (docs/scaling.md); a seed that fails twice is reported, left out
     of the table, and makes the exit code 1."""
-    from dfst.locks import command_line
+    from dfst.io.locks import command_line
     from dfst.studies import reproduce as lib
 
     plan = lib.seed_plan(tasks, seeds, first_seed)

@@ -31,7 +31,7 @@ def plot_runs_command(
     force: bool = typer.Option(False, "--force", help="Replace an existing figure that dfst wrote."),
 ) -> None:
     """Training loss and closed-loop robust length against iterations, one line per run."""
-    from dfst.outputs import check_output_file
+    from dfst.io.outputs import check_output_file
     from dfst.plots import FORMATS, plot_training_runs
     from dfst.train.rundir import checked_metrics
 

@@ -94,7 +94,7 @@ def _one_source(cmd: str | None, answers: Path | None, instances_out: Path | Non
 
 
 def _score(task, cfg, cmd, answers, timeout, max_reply, on_progress):
-    from dfst.limits import parse_size
+    from dfst.io.limits import parse_size
     from dfst.protocol import score_with
     from dfst.protocol.answers import AnswersFile
     from dfst.protocol.child import CommandModel, default_reply_cap

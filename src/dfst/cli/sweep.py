@@ -41,7 +41,7 @@ def sweep_command(
     """Train and evaluate every cell of a sweep (task x grid point x seed) as dfst reproduce does a
     seed, skip the cells already stored under the same configuration, and print one row per task,
     grid point and system. A failed cell is retried once and reported; exit code 1 if any failed."""
-    from dfst.locks import command_line
+    from dfst.io.locks import command_line
     from dfst.studies import sweep as lib
     from dfst.studies.executors import choose_executor
 

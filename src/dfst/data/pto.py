@@ -48,9 +48,9 @@ import dfst
 from dfst.automata import MOVES, STOP
 from dfst.errors import DfstError
 from dfst.grid.world import Outcome
-from dfst.inputs import parse_json, read_zip_members, zip_members
-from dfst.limits import MAX_ZIP_RATIO, ZIP_RATIO_FLOOR
-from dfst.outputs import check_output_file, write_atomic
+from dfst.io.inputs import parse_json, read_zip_members, zip_members
+from dfst.io.limits import MAX_ZIP_RATIO, ZIP_RATIO_FLOOR
+from dfst.io.outputs import check_output_file, write_atomic
 from dfst.rollout import run_table
 from dfst.tasks.base import Instance, Task
 from dfst.tasks.own_agent import reference_json
@@ -150,7 +150,7 @@ def record_dataset_file(task: Task, samples: int, max_digits: int, seed: int, ou
     is called with 0 once the checks pass, then as in `record_dataset`. Returns the dataset's
     `summarize` plus "file"."""
     from dfst.budget import check_recording
-    from dfst.limits import default_max_memory
+    from dfst.io.limits import default_max_memory
 
     check_output_file(out, force=force)
     if samples >= 1 and 1 <= min_digits <= max_digits:  # else record_dataset says what is wrong
@@ -183,7 +183,7 @@ def record_run(task: Task, inst: Instance) -> np.ndarray:
 
 def save_dataset(ds: PtoDataset, path: str | Path, *, overwrite: bool = False) -> None:
     """Write `ds` as a PTO zip (format above); the same dataset always gives the same bytes. The zip
-    is checked as `load_dataset` reads it (dfst.inputs: the dataset caps, the zip-bomb ratio) before
+    is checked as `load_dataset` reads it (dfst.io.inputs: the dataset caps, the zip-bomb ratio) before
     it is written: a dataset dfst could not read back is refused, naming the cap, and nothing is written."""
     path = check_output_file(path, force=overwrite)
     meta = json.dumps(_meta(ds), sort_keys=True, indent=1) + "\n"
@@ -253,7 +253,7 @@ def load_dataset(path: str | Path) -> PtoDataset:
 
 
 def _read_members(path: Path) -> dict[str, bytes]:
-    """The five members, read through dfst.inputs: a regular file, member count, inflated size and
+    """The five members, read through dfst.io.inputs: a regular file, member count, inflated size and
     ratio caps, no encryption, CRC checked."""
     members = read_zip_members(path, MEMBERS, "dfst PTO dataset")
     if "meta.json" not in members:

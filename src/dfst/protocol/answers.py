@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from dfst.errors import DfstError
-from dfst.inputs import InputMissing, _check_regular
+from dfst.io.inputs import InputMissing, _check_regular
 from dfst.protocol.instances import Request
 from dfst.protocol.replies import parse_reply
 

@@ -2,7 +2,7 @@
 
 The file is the requests `dfst score --cmd` would send, in order (`{"id": 7, "a": "987", "b": "45"}`),
 so a model can read it as it would read dfst's pipe, and `sha256sum FILE` is the set's hash. It is
-written as it is drawn (`dfst.outputs.write_chunks_atomic`: a temporary file beside the target, then
+written as it is drawn (`dfst.io.outputs.write_chunks_atomic`: a temporary file beside the target, then
 its name), so a set of gigabytes never sits in memory and a crash leaves no half file. An existing
 path is never replaced.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dfst.errors import DfstError
-from dfst.outputs import check_parent, file_kind, refuse_special, write_chunks_atomic
+from dfst.io.outputs import check_parent, file_kind, refuse_special, write_chunks_atomic
 from dfst.protocol.instances import InstanceSet, level_stream
 from dfst.protocol.scorer import ScoreConfig, check_memory
 from dfst.tasks import Task

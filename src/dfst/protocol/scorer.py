@@ -17,7 +17,7 @@ from dfst import __version__
 from dfst.budget import hard_digits
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, ladder
-from dfst.limits import default_max_memory
+from dfst.io.limits import default_max_memory
 from dfst.protocol.instances import InstanceSet, Request, random_stream
 from dfst.protocol.tally import DEFAULT_RANDOM, LevelTally
 from dfst.results import Result

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from html import escape
 
-from dfst.outputs import marker_text
+from dfst.io.outputs import marker_text
 from dfst.report_html.animation import animation, caption, frames_json
 from dfst.report_html.assets import CSS, JS
 from dfst.report_html.collect import Material, TaskMaterial

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from dfst import __version__
 from dfst.errors import DfstError
-from dfst.inputs import read_json_file
-from dfst.outputs import (
+from dfst.io.inputs import read_json_file
+from dfst.io.outputs import (
     claim_directory,
     file_kind,
     is_dfst_file,

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
-from dfst import records
 from dfst.errors import DfstError
+from dfst.io import records
 
 FORMAT = "dfst-result"
 VERSION = 1  # bump on any change to the fields (docs/results.md, "Versions")

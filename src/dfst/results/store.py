@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from dfst import __version__, records
+from dfst import __version__
 from dfst.errors import DfstError
-from dfst.inputs import read_json, read_json_file
-from dfst.outputs import check_output_file, json_bytes, make_directory, write_atomic, write_json
+from dfst.io import records
+from dfst.io.inputs import read_json, read_json_file
+from dfst.io.outputs import check_output_file, json_bytes, make_directory, write_atomic, write_json
 from dfst.results.schema import Result, is_result
 
 RESULTS_DIR = Path("results")

@@ -11,7 +11,7 @@ import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
-from dfst.outputs import replace_between, rewrite_between
+from dfst.io.outputs import replace_between, rewrite_between
 from dfst.results.certified import certified_counts, certified_text
 from dfst.results.schema import Result
 from dfst.results.store import load_results, read_checkpoint_result, read_run_result

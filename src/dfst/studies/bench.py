@@ -20,7 +20,7 @@ import torch
 from dfst.automata import MOVE_DELTAS, STOP
 from dfst.budget import check_rollout
 from dfst.errors import DfstError
-from dfst.limits import default_max_memory
+from dfst.io.limits import default_max_memory
 from dfst.rollout import DfstWeights, rollout, run_dfst
 from dfst.tasks import TASKS
 

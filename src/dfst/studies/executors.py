@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dfst.errors import DfstError
-from dfst.limits import check_work
+from dfst.io.limits import check_work
 
 EXECUTORS = ("serial", "ray")
 RAY_EXTRA = "pip install 'dfst[ray]'"
@@ -60,7 +60,7 @@ def choose_executor(executor: str, say: Callable[[str], None]) -> str:
 
 def check_workers(workers: int | None, *, local: bool = True) -> int | None:
     """`--workers` (None: the default), refused below 1, and above the workers cap when they are
-    processes of this machine (`local`; dfst.limits.WORK_CAPS: 4 per CPU, DFST_MAX_WORKERS), before
+    processes of this machine (`local`; dfst.io.limits.WORK_CAPS: 4 per CPU, DFST_MAX_WORKERS), before
     any process starts."""
     if workers is not None and workers < 1:
         raise DfstError(f"--workers must be >= 1, got {workers}")

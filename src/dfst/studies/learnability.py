@@ -27,7 +27,7 @@ import numpy as np
 
 from dfst.automata import Rule, Transducer, make_transducer, save_transducer
 from dfst.errors import DfstError
-from dfst.limits import check_work
+from dfst.io.limits import check_work
 from dfst.tasks.base import BLANK
 
 BASE_TASK = "sort2"  # its layout, readout (the row, exactly) and quadratic step bound
@@ -103,7 +103,7 @@ def learn_cell(task, samples: int, seed: int, out: Path) -> dict:
     from dfst.baselines.rpni import evaluate_agent
     from dfst.data.pto import load_dataset
     from dfst.extract import extract
-    from dfst.outputs import check_output_file, make_directory
+    from dfst.io.outputs import check_output_file, make_directory
     from dfst.recipes import RECIPES
     from dfst.train.loop import train
 
@@ -181,7 +181,7 @@ RESULT_FILES = ("learnability.json", "learnability.png")
 
 def check_results_directory(results: Path) -> None:
     """Refuse, before any work, a results directory whose report or plot is not dfst's to replace."""
-    from dfst.outputs import check_parent, is_dfst_file, refuse_special
+    from dfst.io.outputs import check_parent, is_dfst_file, refuse_special
 
     for name in RESULT_FILES:
         path = results / name
@@ -195,7 +195,7 @@ def check_results_directory(results: Path) -> None:
 def save_results(report: dict, results: Path) -> dict:
     """learnability.json and learnability.png in `results` (checked first by the caller)."""
 
-    from dfst.outputs import make_directory, write_json
+    from dfst.io.outputs import make_directory, write_json
 
     make_directory(results, "--results directory")
     stored = {"format": "dfst-learnability", **report}

@@ -3,7 +3,7 @@
 Each (task, seed) is `dfst.studies.seeds.reproduce_seed` (what is trained, scored and stored, and
 when a stored result is reused), run as a `dfst.studies.cells.Cell` by an executor; this module
 plans the seeds, hands them out, and turns the results into the summary table and README block.
-The results directory is locked for the whole run (`dfst.run_guard`), each training run by `train`.
+The results directory is locked for the whole run (`dfst.io.run_guard`), each training run by `train`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dfst.errors import DfstError
-from dfst.limits import check_work
-from dfst.outputs import rewrite_between
+from dfst.io.limits import check_work
+from dfst.io.outputs import rewrite_between
+from dfst.io.run_guard import run_lock
 from dfst.recipes import RECIPES, TARGET_DIGITS
 from dfst.results import Result
 from dfst.results.certified import certified_counts, certified_text
-from dfst.run_guard import run_lock
 from dfst.studies.seeds import DEFAULT_TIME_BUDGET, reproduce_seed
 
 MARK_START, MARK_END = "<!-- reproduce:start -->", "<!-- reproduce:end -->"

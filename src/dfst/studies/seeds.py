@@ -33,12 +33,12 @@ from dfst.certify.saved import certify_checkpoint
 from dfst.checkpoint import load_checkpoint
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
-from dfst.inputs import read_json_file
-from dfst.outputs import file_kind, remove_stale_temporaries, write_atomic
+from dfst.io.inputs import read_json_file
+from dfst.io.outputs import file_kind, remove_stale_temporaries, write_atomic
+from dfst.io.run_guard import FORCE_HINT
 from dfst.recipes import TARGET_DIGITS, recipe
 from dfst.results import Result, result_bytes
 from dfst.rollout import DfstWeights
-from dfst.run_guard import FORCE_HINT
 from dfst.tasks.hard import hard_set_version
 from dfst.train import TrainConfig, train
 from dfst.train.batches import dataset_sha256

@@ -32,14 +32,14 @@ from typing import Any
 
 from dfst import __version__
 from dfst.errors import DfstError
-from dfst.inputs import read_text
-from dfst.limits import check_work, default_max_memory
-from dfst.outputs import check_output_file, make_directory, write_json
+from dfst.io.inputs import read_text
+from dfst.io.limits import check_work, default_max_memory
+from dfst.io.outputs import check_output_file, make_directory, write_json
+from dfst.io.run_guard import run_lock
 from dfst.recipes import RECIPES, TARGET_DIGITS
 from dfst.results import Result
 from dfst.results.certified import certified_counts, certified_text
 from dfst.results.store import CELL_FILE
-from dfst.run_guard import run_lock
 from dfst.studies.cells import Cell, run_all
 from dfst.studies.executors import Outcome, Update
 from dfst.studies.seeds import DEFAULT_TIME_BUDGET, run_config

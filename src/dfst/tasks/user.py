@@ -95,7 +95,7 @@ def dfst_command(task_name: str) -> str:
 def load_tasks_file(path: str | Path) -> list[str]:
     """Run the Python file `path` (your own code) and register the tasks its `TASKS` lists. The file
     is read as any input is (a regular file, at most DFST_MAX_TEXT_BYTES)."""
-    from dfst.inputs import read_text
+    from dfst.io.inputs import read_text
 
     path = Path(path)
     source = read_text(path, "tasks file", "text_bytes")

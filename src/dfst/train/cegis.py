@@ -8,7 +8,7 @@ else (INCONCLUSIVE, a disagreement no small instance reaches, or a counterexampl
 already holds, which more data cannot fix) ends it too. OUT/rounds.json lists
 every round.
 
-OUT is locked for the whole loop (`dfst.run_guard`), each round's run by `train` as well. `--force`
+OUT is locked for the whole loop (`dfst.io.run_guard`), each round's run by `train` as well. `--force`
 removes rounds.json and the round<r> runs and nothing else: a user's file in OUT is refused before
 any work, and nothing is removed.
 """
@@ -23,10 +23,10 @@ from pathlib import Path
 from dfst.checkpoint import load_checkpoint
 from dfst.data import SAMPLERS, PtoDataset, record_instances
 from dfst.errors import DfstError
-from dfst.inputs import read_json_file
-from dfst.outputs import file_kind, is_temp_of, remove_own_file, write_json
+from dfst.io.inputs import read_json_file
+from dfst.io.outputs import file_kind, is_temp_of, remove_own_file, write_json
+from dfst.io.run_guard import LOCK_FILE, run_lock
 from dfst.rollout import DfstWeights
-from dfst.run_guard import LOCK_FILE, run_lock
 from dfst.tasks import Instance, Task
 from dfst.tasks.own_agent import resolve_task
 from dfst.train.config import TrainConfig

@@ -11,9 +11,9 @@
       trained/                  with `finetune`: the trained weights; model/ then holds the fine-tuned
                                 ones (dfst.train.tuning); summary.json gains a "finetune" entry
       summary.json              written last: its presence means the run is finished
-      manifest.json             sha256 and size of every file above but metrics.jsonl (dfst.run_guard),
+      manifest.json             sha256 and size of every file above but metrics.jsonl (dfst.io.run_guard),
                                 checked on resume: a damaged run is an error, never "finished"
-      .dfst.lock                held by the one process writing the run (dfst.run_guard)
+      .dfst.lock                held by the one process writing the run (dfst.io.run_guard)
 
 Nothing is pickled: tensors go through safetensors (`dfst.train.state`) and everything else through
 JSON. The state file is written atomically, so a run killed at any moment resumes from its last
@@ -31,13 +31,13 @@ from pathlib import Path
 
 import torch
 
-from dfst import records
 from dfst.checkpoint import CONFIG_FILE as CHECKPOINT_CONFIG
 from dfst.checkpoint import OWN_FILES as CHECKPOINT_OWN
 from dfst.checkpoint import WEIGHTS_FILE
 from dfst.errors import DfstError
-from dfst.inputs import InputMissing, parse_json, read_bytes, read_json_if_exists
-from dfst.outputs import (
+from dfst.io import records
+from dfst.io.inputs import InputMissing, parse_json, read_bytes, read_json_if_exists
+from dfst.io.outputs import (
     append_text,
     file_kind,
     is_temp_of,
@@ -48,7 +48,7 @@ from dfst.outputs import (
     remove_stale_temporaries,
     write_atomic,
 )
-from dfst.run_guard import (
+from dfst.io.run_guard import (
     FORCE_HINT,
     LOCK_FILE,
     MANIFEST_FILE,

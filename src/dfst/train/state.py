@@ -15,8 +15,14 @@ from safetensors.torch import save as save_safetensors
 
 from dfst.checkpoint import TENSORS
 from dfst.errors import DfstError
-from dfst.inputs import InputMissing, check_safetensors_header, load_safetensors_bytes, parse_json, read_bytes
-from dfst.outputs import write_atomic
+from dfst.io.inputs import (
+    InputMissing,
+    check_safetensors_header,
+    load_safetensors_bytes,
+    parse_json,
+    read_bytes,
+)
+from dfst.io.outputs import write_atomic
 
 STATE_FORMAT = "dfst-train-state"
 ADAM_SLOTS = ("step", "exp_avg", "exp_avg_sq")  # torch.optim.Adam's per-parameter state

@@ -43,8 +43,8 @@ def finetune_phase(out: Path, cfg: TrainConfig, task: Task, summary: dict, data:
     """Fine-tune the finished run in `out` (summary: its summary.json; `task`: `cfg`'s, with its
     --agent); returns the new summary."""
     from dfst.checkpoint import save_checkpoint
-    from dfst.outputs import remove_own_tree
-    from dfst.run_guard import record_paths
+    from dfst.io.outputs import remove_own_tree
+    from dfst.io.run_guard import record_paths
     from dfst.train.evaluation import plain_closed_loop
     from dfst.train.finetune import tune
 
@@ -80,7 +80,7 @@ def finetune_phase(out: Path, cfg: TrainConfig, task: Task, summary: dict, data:
 def _trained_model(out: Path):
     """trained/ when a complete checkpoint is there (an earlier phase was cut short), else (None, None);
     a partial trained/ (killed while written) is removed."""
-    from dfst.outputs import file_kind, remove_own_tree
+    from dfst.io.outputs import file_kind, remove_own_tree
 
     path = out / TRAINED_DIR
     kind = file_kind(path)

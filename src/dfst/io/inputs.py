@@ -10,7 +10,7 @@ naming the file, before any real work or allocation:
 
 - files: regular files only, checked with stat before opening (opening a device can have effects)
   and with fstat after (the path may have changed in between); opened O_NONBLOCK so a FIFO slipped
-  in between cannot block; a size cap (dfst.limits.CAPS) checked before reading and while reading.
+  in between cannot block; a size cap (dfst.io.limits.CAPS) checked before reading and while reading.
 - JSON: UTF-8 only, a depth cap, a cap on the number of arrays and objects (each costs memory far
   beyond its two bytes of text), no NaN or Infinity unless the caller's format holds them.
 - zip: member count, stored and deflated members only, no encryption, declared and actual inflated
@@ -30,7 +30,7 @@ import zlib
 from pathlib import Path
 
 from dfst.errors import DfstError
-from dfst.limits import (
+from dfst.io.limits import (
     CAPS,
     MAX_JSON_CONTAINERS,
     MAX_JSON_DEPTH,
@@ -150,7 +150,7 @@ def read_json_if_exists(path: str | Path, what: str, cap_name: str = "json_bytes
 
 
 def read_json_file(path: str | Path, missing: str, invalid: str | None = None) -> object:
-    """Parsed JSON at `path` (through dfst.inputs: a regular file, size and depth caps); a one-line
+    """Parsed JSON at `path` (through dfst.io.inputs: a regular file, size and depth caps); a one-line
     DfstError, `missing` if nothing is there, `invalid` (if given) if it is not JSON.
 
     NaN is accepted: these are reports (eval.json, summary.json) that json.dumps wrote as it is.

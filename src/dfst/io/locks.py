@@ -1,6 +1,6 @@
 """One writer at a time: an exclusive `flock` on a lock file that names its holder.
 
-Stands alone because both `dfst.outputs` (a single output file) and `dfst.run_guard` (a run
+Stands alone because both `dfst.io.outputs` (a single output file) and `dfst.io.run_guard` (a run
 directory) lock, and run_guard builds on outputs.
 
 The kernel drops a flock when its process dies, kill -9 included, so a lock file left behind never

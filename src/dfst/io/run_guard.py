@@ -1,6 +1,6 @@
 """What keeps a run directory whole: one writer at a time, and a manifest of what dfst wrote.
 
-Lock. A writer holds DIR/.dfst.lock (`dfst.locks`) for its whole life; the file names the holder
+Lock. A writer holds DIR/.dfst.lock (`dfst.io.locks`) for its whole life; the file names the holder
 (pid, host, command) so a second writer can say who is in the way.
 
 Manifest. DIR/manifest.json lists the sha256 and size of every file dfst wrote there. A file is
@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from dfst.errors import DfstError
-from dfst.inputs import read_json_file
-from dfst.locks import acquire, release
-from dfst.outputs import file_kind, make_directory, write_atomic, write_json
+from dfst.io.inputs import read_json_file
+from dfst.io.locks import acquire, release
+from dfst.io.outputs import file_kind, make_directory, write_atomic, write_json
 
 LOCK_FILE, MANIFEST_FILE = ".dfst.lock", "manifest.json"
 MANIFEST_FORMAT = "dfst-run-manifest"

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from dfst import __version__
 from dfst.errors import DfstError
-from dfst.locks import acquire, release, remove_if_unheld
+from dfst.io.locks import acquire, release, remove_if_unheld
 
 # Carried inside every non-JSON file dfst writes (PNG/PDF/SVG metadata, a DOT comment).
 MARKER = "written by dfst"
@@ -135,7 +135,7 @@ def is_dfst_record(data: object) -> bool:
 
 
 def _is_dfst_json(path: Path) -> bool:
-    from dfst.inputs import read_json_file
+    from dfst.io.inputs import read_json_file
 
     try:
         return is_dfst_record(read_json_file(path, f"cannot read {path}"))
@@ -144,7 +144,7 @@ def _is_dfst_json(path: Path) -> bool:
 
 
 def _is_dfst_zip(path: Path) -> bool:
-    from dfst.inputs import parse_json, read_zip_members
+    from dfst.io.inputs import parse_json, read_zip_members
 
     try:
         meta = parse_json(read_zip_members(path, ("meta.json",), "zip")["meta.json"], f"{path} meta.json")
@@ -278,7 +278,7 @@ def replace_between(text: str, start_mark: str, end_mark: str, block: str, where
 
 def rewrite_between(path: str | Path, start_mark: str, end_mark: str, block: str) -> None:
     """Replace the marked block of a file (a README's generated table); nothing else changes."""
-    from dfst.inputs import read_text
+    from dfst.io.inputs import read_text
 
     path = Path(path)
     refuse_special(path, "file to rewrite")
