@@ -1,7 +1,7 @@
 """docs/architecture.md's layers hold: no module of dfst imports from a layer above its own.
 
 The order below is the page's, bottom to top; the learning layer is ordered inside too (certify,
-then extract, then train, then recipes). Imports inside functions count as much as those at the top.
+then extract, then train). Imports inside functions count as much as those at the top.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ LAYERS = [
     {"certify"},
     {"extract"},
     {"train"},
-    {"recipes"},
     {"results", "protocol", "studies", "baselines", "report_html", "library"},
     {"cli"},
 ]
@@ -54,7 +53,7 @@ def test_no_module_imports_from_a_layer_above_its_own():
 
 # Entries at the top of src/dfst (packages and loose modules). The goal is 15; the bound only ever
 # goes down, so that a new loose module has to find its package.
-TOP_ENTRIES_AT_MOST = 30
+TOP_ENTRIES_AT_MOST = 29
 
 
 def _module_name(path: Path) -> str:

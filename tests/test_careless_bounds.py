@@ -19,7 +19,7 @@ from cli_helpers import assert_one_line_error, run
 from dfst.io.limits import WORK_CAPS
 from dfst.tasks import TASKS
 from dfst.train.budget import estimate_training
-from dfst.train.config import RECIPES
+from dfst.train.recipes import RECIPES
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "safety.md"
 

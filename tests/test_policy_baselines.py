@@ -16,7 +16,6 @@ from dfst.baselines.policy_train import train_policy
 from dfst.errors import DfstError
 from dfst.grid.world import Outcome
 from dfst.model_size import param_count
-from dfst.recipes import recipe
 from dfst.results import Result
 from dfst.rollout import run_table
 from dfst.studies.mutations import mutants
@@ -25,6 +24,7 @@ from dfst.tasks.base import Instance
 from dfst.tasks.solve import solve
 from dfst.train import deterministic
 from dfst.train.loop import training_data
+from dfst.train.recipes import recipe
 
 ADD2, MULT2 = get_task("add2"), get_task("mult2")
 NAMES = ("lstm-policy", "gru-policy", "transformer-policy")

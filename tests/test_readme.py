@@ -163,8 +163,8 @@ def test_the_api_block_trains_what_dfst_train_trains(task):
     differs from the recipe `dfst reproduce` trains only in how the run is watched."""
     from dataclasses import asdict
 
-    from dfst.recipes import recipe
-    from dfst.train.config import GROUP_OF, WATCHING, configure, flat_fields
+    from dfst.train.config import GROUP_OF, flat_fields
+    from dfst.train.recipes import WATCHING, configure, recipe
 
     cfg, set_by = configure(task, {"seed": 0})
     assert cfg.finetune and set_by["recipe"][task]["finetune"]

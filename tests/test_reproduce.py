@@ -9,9 +9,9 @@ import pytest
 from cli_helpers import assert_one_line_error, run, run_json
 from dfst.baselines.results import load_results
 from dfst.cli.reproduce import seed_plan
-from dfst.recipes import PUBLISHED, RECIPES, TARGET_DIGITS, recipe
 from dfst.tasks import TASKS
 from dfst.train import TrainConfig
+from dfst.train.recipes import PUBLISHED, RECIPES, TARGET_DIGITS, recipe
 
 QUICK = ("--tasks", "add2", "--seeds", "1", "--iters", "30", "--restarts", "2", "--time-budget", "20")
 
@@ -120,7 +120,7 @@ def test_bad_options_are_one_line_errors(capsys, tmp_path, argv, fragment):
 @pytest.mark.parametrize("task", ["add2", "add10", "mult2", "mult10"])
 def test_reproduce_trains_what_dfst_train_task_trains(task):
     from dfst.studies.seeds import run_config
-    from dfst.train.config import configure
+    from dfst.train.recipes import configure
 
     cfg, _ = configure(task, {"seed": 7}, {"seed"})
     assert run_config(task, 7) == cfg  # one run directory, whichever command made it

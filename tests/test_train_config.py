@@ -13,9 +13,9 @@ import pytest
 
 from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
 from dfst.errors import DfstError
-from dfst.recipes import DEFAULT, MULT, PUBLISHED, RECIPES, recipe
-from dfst.train import OptimConfig, TrainConfig, config
-from dfst.train.config import CHOICES, FLAT_ORDER, GROUP_OF, command_line, configure, recipe_fields
+from dfst.train import OptimConfig, TrainConfig, recipes
+from dfst.train.config import CHOICES, FLAT_ORDER, GROUP_OF, command_line
+from dfst.train.recipes import DEFAULT, MULT, PUBLISHED, RECIPES, configure, recipe, recipe_fields
 
 # Written by the code before TrainConfig was grouped (issue 15), never regenerated.
 PINNED = json.loads((Path(__file__).parent / "data" / "train_config_dicts.json").read_text())
@@ -162,7 +162,7 @@ def test_configure_starts_from_the_tasks_recipe(monkeypatch):
     # --data decides samples and max_digits over the recipe
     cfg, set_by = configure("mult2", {}, set(), operands=[("12", "3")])
     assert (cfg.samples, cfg.max_digits, cfg.sampler) == (1, 2, "pairs") and "--data" in set_by
-    monkeypatch.delitem(config.RECIPES, "add10")  # a task without a recipe: add2's, the general one
+    monkeypatch.delitem(recipes.RECIPES, "add10")  # a task without a recipe: add2's, the general one
     assert configure("add10", {}, set()) == (TrainConfig(task="add10", finetune=True),
                                              {"recipe": {"add2": {"finetune": True}}})
 

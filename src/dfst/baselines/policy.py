@@ -119,9 +119,9 @@ def evaluate_policy(kind: str, task: Task, model, config: dict, max_train_digits
 def run_kind(kind: str, task: Task, *, seed: int, config: dict, progress: bool = True) -> Result:
     """Train the `kind` policy on the DFST recipe's PTOs for `task` and score it closed loop."""
     from dfst.baselines.io_pairs import progress_bar
-    from dfst.recipes import recipe
     from dfst.train import deterministic
     from dfst.train.loop import training_data
+    from dfst.train.recipes import recipe
 
     config = checked_config(kind, config)
     train_cfg = recipe(task.name, seed)

@@ -95,7 +95,7 @@ def reproduce_command(
     as_csv: bool = CsvOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Train every task over seeds (recipes in dfst.recipes, fine-tuning included), evaluate each
+    """Train every task over seeds (recipes in dfst.train.recipes, fine-tuning included), evaluate each
     model of a run up to the task's target length (plain h) and certify it, and print the table:
     "DFST" is RUN/model, "DFST (before fine-tuning)" RUN/trained, "DFST (extracted)" the automaton
     read off the trained weights.

@@ -22,15 +22,8 @@ from dfst.errors import DfstError
 from dfst.tasks.own_agent import resolve_task
 from dfst.tasks.user import dfst_command
 from dfst.train.budget import check_training
-from dfst.train.config import (
-    command_line,
-    config_types,
-    configure,
-    default_of,
-    flat_fields,
-    format_value,
-    option_name,
-)
+from dfst.train.config import command_line, config_types, default_of, flat_fields, format_value, option_name
+from dfst.train.recipes import configure
 
 
 @app.command("train")
@@ -58,7 +51,7 @@ def train_command(
 ) -> int | None:
     """Train a DFST on the expert's PTOs (teacher-forced loss, Adam), evaluating closed-loop as it goes.
 
-    Defaults come from TASK's recipe where it has one (dfst.recipes); the options you give override it.
+    Defaults come from TASK's recipe where it has one (dfst.train.recipes); the options you give override it.
 
     The defaults shown are TrainConfig's (add2's recipe); `dfst train mult2` starts from mult2's.
 

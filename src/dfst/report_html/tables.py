@@ -20,9 +20,9 @@ def comparison_table(results: Sequence[Result]) -> str:
 
 def reproduce_table(results: Sequence[Result]) -> str:
     """The DFST rows per task as `dfst reproduce` summarises them; an empty string where there are none."""
-    from dfst.recipes import TARGET_DIGITS
     from dfst.studies.reproduce import COLUMNS, display, summary_rows
     from dfst.studies.seeds import SYSTEMS
+    from dfst.train.recipes import TARGET_DIGITS
 
     ours = [r for r in results if r.system in SYSTEMS and r.task in TARGET_DIGITS
             and {"first_failing_digits", "d"} <= set(r.details)]  # what dfst reproduce stores

@@ -104,8 +104,8 @@ def learn_cell(task, samples: int, seed: int, out: Path) -> dict:
     from dfst.data.pto import load_dataset
     from dfst.extract import extract
     from dfst.io.outputs import check_output_file, make_directory
-    from dfst.recipes import RECIPES
     from dfst.train.loop import train
+    from dfst.train.recipes import RECIPES
 
     agent_file = make_directory(out, "learnability run directory") / "agent.json"
     save_transducer(task.agent, check_output_file(agent_file, force=True))  # replaces only dfst's own

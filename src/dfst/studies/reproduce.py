@@ -17,10 +17,10 @@ from dfst.errors import DfstError
 from dfst.io.limits import check_work
 from dfst.io.outputs import rewrite_between
 from dfst.io.run_guard import run_lock
-from dfst.recipes import RECIPES, TARGET_DIGITS
 from dfst.results import Result
 from dfst.results.certified import certified_counts, certified_text
 from dfst.studies.seeds import DEFAULT_TIME_BUDGET, reproduce_seed
+from dfst.train.recipes import RECIPES, TARGET_DIGITS
 
 MARK_START, MARK_END = "<!-- reproduce:start -->", "<!-- reproduce:end -->"
 COLUMNS = ("task", "system", "seeds", "samples", "max train digits", "d", "params", "robust at target",

@@ -36,7 +36,6 @@ from dfst.evaluate import EvalConfig, run_protocol
 from dfst.io.inputs import read_json_file
 from dfst.io.outputs import file_kind, remove_stale_temporaries, write_atomic
 from dfst.io.run_guard import FORCE_HINT
-from dfst.recipes import TARGET_DIGITS, recipe
 from dfst.results import Result, result_bytes
 from dfst.rollout import DfstWeights
 from dfst.tasks.hard import hard_set_version
@@ -44,6 +43,7 @@ from dfst.train import TrainConfig, train
 from dfst.train.batches import dataset_sha256
 from dfst.train.config import EvaluationConfig, LoggingConfig
 from dfst.train.loop import training_data
+from dfst.train.recipes import TARGET_DIGITS, recipe
 from dfst.train.rundir import check_run_dir, check_run_files, run_differences
 
 SYSTEMS = {"DFST": "model", "DFST (before fine-tuning)": "trained", "DFST (extracted)": "extracted"}

@@ -3,7 +3,7 @@ evaluated as `dfst reproduce` does one seed, on the serial executor or on Ray (`
 
 The file (docs/scaling.md; examples/sweeps/):
 
-    tasks = ["add2"]            # tasks with a recipe (dfst.recipes)
+    tasks = ["add2"]            # tasks with a recipe (dfst.train.recipes)
     seeds = 3                   # seeds 0..2, or a list: [0, 5, 7]
     time_budget = 60            # evaluation seconds per model (default: reproduce's)
     certify = false             # give every model to dfst certify (default: true)
@@ -36,7 +36,6 @@ from dfst.io.inputs import read_text
 from dfst.io.limits import check_work, default_max_memory
 from dfst.io.outputs import check_output_file, make_directory, write_json
 from dfst.io.run_guard import run_lock
-from dfst.recipes import RECIPES, TARGET_DIGITS
 from dfst.results import Result
 from dfst.results.certified import certified_counts, certified_text
 from dfst.results.store import CELL_FILE
@@ -45,6 +44,7 @@ from dfst.studies.executors import Outcome, Update
 from dfst.studies.seeds import DEFAULT_TIME_BUDGET, run_config
 from dfst.tasks import get_task
 from dfst.train.budget import check_training
+from dfst.train.recipes import RECIPES, TARGET_DIGITS
 
 KEYS = ("tasks", "seeds", "time_budget", "certify", "rescale", "fixed", "grid")
 SET_BY_THE_SWEEP = ("task", "seed")  # the cell's own: from `tasks` and `seeds`

@@ -21,10 +21,11 @@ from dfst.errors import DfstError
 from dfst.model import INITS, DFSTConfig, Population
 from dfst.tasks import TASKS
 from dfst.train.batches import Sequences, batch_rows, bucket_rows, step_noise
-from dfst.train.config import RECIPES, TrainConfig
+from dfst.train.config import TrainConfig
 from dfst.train.determinism import deterministic
 from dfst.train.loop import forward_pass, training_data
 from dfst.train.objectives import noise_at
+from dfst.train.recipes import RECIPES
 from dfst.train.restarts import restart_seed
 
 BENCH_TASKS = ("add2", "add10", "mult2", "mult10", "div10x1")
