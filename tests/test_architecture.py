@@ -16,7 +16,7 @@ LAYERS = [
     {"automata", "drawing", "arith", "grid"},
     {"tasks", "rollout", "budget"},
     {"data"},
-    {"model", "scan", "compile", "checkpoint"},
+    {"model"},
     {"evaluate", "plots", "eval_files", "targets"},
     {"certify"},
     {"extract"},
@@ -53,7 +53,7 @@ def test_no_module_imports_from_a_layer_above_its_own():
 
 # Entries at the top of src/dfst (packages and loose modules). The goal is 15; the bound only ever
 # goes down, so that a new loose module has to find its package.
-TOP_ENTRIES_AT_MOST = 29
+TOP_ENTRIES_AT_MOST = 26
 
 
 def _module_name(path: Path) -> str:

@@ -23,10 +23,10 @@ from dfst.budget import (
     estimate_solve,
     hard_digits,
 )
-from dfst.compile import check_dense_size, compile_agent
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
 from dfst.io.limits import GiB, MiB
+from dfst.model.compile import check_dense_size, compile_agent
 from dfst.tasks import TASKS
 
 TERA = 10**12

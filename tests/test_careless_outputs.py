@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from cli_helpers import assert_one_line_error, hold_in_subprocess, run, run_json
-from dfst.checkpoint import save_checkpoint
-from dfst.compile import compile_agent
 from dfst.model import DFST
+from dfst.model.checkpoint import save_checkpoint
+from dfst.model.compile import compile_agent
 from dfst.tasks import TASKS
 
 REPO_RESULTS = Path(__file__).resolve().parents[1] / "results"

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from dfst.automata import make_transducer, transducer_from_dict
 from dfst.certify import certify, check_certificate
 from dfst.certify.search import confirm
-from dfst.compile import compile_agent
 from dfst.extract import extract
+from dfst.model.compile import compile_agent
 from dfst.rollout import DfstWeights, _run_dfst, engine_step, run_table
 from dfst.tasks import TASKS
 from dfst.tasks.base import Instance

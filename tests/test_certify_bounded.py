@@ -10,7 +10,7 @@ import pytest
 from dfst.certify import certify, check_certificate
 from dfst.certify.bounded import digits_within, orbit_steps
 from dfst.certify.search import confirm
-from dfst.compile import compile_agent
+from dfst.model.compile import compile_agent
 from dfst.rollout import DfstWeights
 from dfst.tasks import TASKS
 from dfst.tasks.base import Instance
@@ -111,8 +111,8 @@ def test_certify_says_when_a_bounded_proof_falls_short_of_the_digits_asked(capsy
     import torch
 
     from cli_helpers import run
-    from dfst.checkpoint import save_checkpoint
     from dfst.model import DFST
+    from dfst.model.checkpoint import save_checkpoint
 
     w = dense_add2()
     tensors = (torch.from_numpy(np.asarray(a, dtype=np.float32)) for a in (w.A, w.B, w.C, w.h0))

@@ -19,7 +19,7 @@ from dfst.certify.check import check_certificate
 from dfst.certify.gridproof import prove_unreachable
 from dfst.certify.gridreach import Reach, departures, initial_configs
 from dfst.certify.lockstep import explore
-from dfst.compile import compile_agent
+from dfst.model.compile import compile_agent
 from dfst.rollout import DfstWeights
 from dfst.tasks import TASKS
 

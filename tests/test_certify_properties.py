@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from dfst.automata import Rule, make_transducer
 from dfst.certify import certify, check_certificate, core
 from dfst.certify.search import confirm
-from dfst.compile import compile_agent
 from dfst.extract import extract
+from dfst.model.compile import compile_agent
 from dfst.rollout import DfstWeights
 from dfst.tasks import TASKS, Instance
 

@@ -10,10 +10,10 @@ import pytest
 import torch
 from safetensors.torch import save as save_safetensors
 
-from dfst.checkpoint import CONFIG_FILE, WEIGHTS_FILE, load_checkpoint, save_checkpoint
-from dfst.compile import compile_agent
 from dfst.errors import DfstError
 from dfst.model import DFST, DFSTConfig, weight_shapes
+from dfst.model.checkpoint import CONFIG_FILE, WEIGHTS_FILE, load_checkpoint, save_checkpoint
+from dfst.model.compile import compile_agent
 from dfst.tasks import TASKS
 
 PROVENANCE = {"source": "compile", "agent": "add2"}

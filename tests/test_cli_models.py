@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from cli_helpers import assert_one_line_error, run, run_json
-from dfst.checkpoint import save_checkpoint
-from dfst.compile import compile_agent
 from dfst.model import DFST
+from dfst.model.checkpoint import save_checkpoint
+from dfst.model.compile import compile_agent
 from dfst.tasks import TASKS
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
-from dfst.checkpoint import load_checkpoint
+from dfst.model.checkpoint import load_checkpoint
 from dfst.train import TrainConfig
 from dfst.train.rundir import read_metrics
 

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from dfst.automata import MOVE_INDEX, MOVES, Rule, Transducer, make_transducer
-from dfst.compile import compile_agent
 from dfst.grid.grid import Layout
 from dfst.grid.world import Outcome
 from dfst.model import DFST
+from dfst.model.compile import compile_agent
 from dfst.rollout import run_table
 from dfst.tasks import TASKS, Task
 

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
-from dfst.compile import compile_agent
 from dfst.data import cover_dataset
 from dfst.errors import DfstError
 from dfst.extract import METHODS, Extraction, extract, register_method
 from dfst.model import teacher_forced_points
+from dfst.model.compile import compile_agent
 from dfst.rollout import DfstWeights, run_table
 from dfst.tasks import TASKS
 

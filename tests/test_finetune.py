@@ -45,7 +45,7 @@ def test_finetune_lowers_the_residual_and_stays_exact(tuned):
 
 
 def test_the_weights_are_gradient_descents_float32(tuned, tiny_run):
-    from dfst.checkpoint import load_checkpoint
+    from dfst.model.checkpoint import load_checkpoint
 
     model, _ = load_checkpoint(tuned[0] / "model")
     trained, _ = load_checkpoint(tiny_run / "model")
@@ -142,8 +142,8 @@ def test_a_grown_model_computes_what_the_model_did_and_only_new_dimensions_get_t
     """More blocks than dimensions: fine-tuning grows d by zero-padding, which changes no output."""
     import torch
 
-    from dfst.checkpoint import load_checkpoint
     from dfst.model import teacher_forced
+    from dfst.model.checkpoint import load_checkpoint
     from dfst.train.anchors import grown, spread
 
     model, _ = load_checkpoint(tiny_run / "model")

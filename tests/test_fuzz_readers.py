@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 
 from dfst.automata import Transducer, load_transducer
 from dfst.baselines.results import load_results
-from dfst.checkpoint import CONFIG_FILE, TENSORS, WEIGHTS_FILE, load_checkpoint, save_checkpoint
 from dfst.cli.app import read_operand
-from dfst.compile import compile_agent
 from dfst.data import PtoDataset, load_dataset, record_dataset, save_dataset
 from dfst.errors import DfstError
+from dfst.model.checkpoint import CONFIG_FILE, TENSORS, WEIGHTS_FILE, load_checkpoint, save_checkpoint
+from dfst.model.compile import compile_agent
 from dfst.tasks import TASKS
 from dfst.train.state import load_train_state, save_train_state
 

@@ -376,8 +376,8 @@ def test_pickle_is_not_safetensors(tmp_path):
 # ---- the readers that go through dfst.io.inputs, and the CLI on top of them ------------------------
 
 def saved_checkpoint(directory: Path) -> Path:
-    from dfst.checkpoint import save_checkpoint
-    from dfst.compile import compile_agent
+    from dfst.model.checkpoint import save_checkpoint
+    from dfst.model.compile import compile_agent
     from dfst.tasks import TASKS
 
     save_checkpoint(compile_agent(TASKS["add2"].agent), directory, {"source": "test"})
@@ -458,7 +458,7 @@ def test_cli_eval_of_weights_linked_to_dev_zero(capsys, tmp_path):
 
 
 def test_checkpoint_config_that_is_a_fifo(tmp_path):
-    from dfst.checkpoint import load_checkpoint
+    from dfst.model.checkpoint import load_checkpoint
 
     directory = saved_checkpoint(tmp_path / "ck")
     (directory / "config.json").unlink()

@@ -146,9 +146,9 @@ def test_gradients_reach_every_parameter_and_runs_are_deterministic():
 def test_extraction_points_are_the_forward_pass_in_float64():
     """`teacher_forced_points` (what extraction clusters) is `hidden_states` run in float64 and scaled
     by max|h|, up to rounding: the same recurrence, not a second model."""
-    from dfst.compile import compile_agent
     from dfst.data import cover_dataset
     from dfst.model import hidden_states, teacher_forced_points
+    from dfst.model.compile import compile_agent
     from dfst.tasks import TASKS
 
     task = TASKS["add2"]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from dfst.compile import compile_agent
 from dfst.data import load_dataset, record_dataset
 from dfst.model import DFST, FORWARDS, DFSTConfig, Population, jitter_init
+from dfst.model.compile import compile_agent
 from dfst.tasks import get_task
 from dfst.train import TrainConfig, train
 from dfst.train.batches import Sequences

@@ -13,9 +13,9 @@ import pytest
 
 import dfst.rollout
 from dfst.automata import MOVE_DELTA, MOVE_INDEX, MOVES, make_transducer
-from dfst.compile import compile_agent
 from dfst.grid.grid import Layout
 from dfst.grid.world import Outcome, run_agent
+from dfst.model.compile import compile_agent
 from dfst.rollout import DfstWeights, judge, rollout, run_dfst
 from dfst.studies.bench import dense_expert
 from dfst.tasks import TASKS, Instance

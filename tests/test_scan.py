@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from dfst.model import DFST, FORWARDS, DFSTConfig, hidden_states
-from dfst.scan import prefix_products_hillis_steele, prefix_products_torch
+from dfst.model.scan import prefix_products_hillis_steele, prefix_products_torch
 
 # Relative to the largest reference value: products of 33 random matrices reach values in the tens.
 TOLERANCE = {torch.float64: 1e-11, torch.float32: 1e-5}

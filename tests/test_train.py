@@ -13,10 +13,10 @@ import torch
 import torch.nn.functional as F
 
 import dfst.train.loop
-from dfst.checkpoint import load_checkpoint
 from dfst.data import cover_dataset, record_dataset
 from dfst.errors import DfstError
 from dfst.model import DFST, FORWARDS, INITS, DFSTConfig
+from dfst.model.checkpoint import load_checkpoint
 from dfst.tasks import get_task
 from dfst.train import TrainConfig, lr_at, train
 from dfst.train.batches import Sequences, batch_rows

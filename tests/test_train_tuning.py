@@ -9,8 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from dfst.checkpoint import load_checkpoint
 from dfst.io.run_guard import check_manifest
+from dfst.model.checkpoint import load_checkpoint
 from dfst.train import TrainConfig, train
 from dfst.train.rundir import SUMMARY_FILE, write_run_json
 

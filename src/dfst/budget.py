@@ -22,7 +22,7 @@ above the process's RSS after imports (446 MiB for solve, 499 MiB for eval):
     dfst solve add10 --random N --json   N = 10^7: +19.2 B/digit   3·10^7: +19.7
     dfst eval CKPT --digits N            N = 3·10^6: add2 +77 B/digit, add10 +85 (29 instances,
                                          2 at a time)
-    dfst compile of a k=3, d=5000 agent  +865 MiB for 287 MiB of dense weights (see compile.py)
+    dfst compile of a k=3, d=5000 agent  +865 MiB for 287 MiB of dense weights (see model/compile.py)
 
 (multiplication is quadratic in steps, so its constants were measured phase by phase instead, at
 10^5 to 10^6 digits). The estimate adds up the peak of every phase instead of taking the largest,

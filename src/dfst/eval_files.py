@@ -39,7 +39,7 @@ def load_for_eval(checkpoint: str | Path,
                   agent_file: str | Path | None = None) -> tuple[Task, DfstWeights, dict]:
     """The checkpoint's task (with the agent it imitates, or `agent_file`'s, as the reference), its
     weights for the engine, and its config."""
-    from dfst.checkpoint import load_checkpoint
+    from dfst.model.checkpoint import load_checkpoint
     from dfst.tasks.own_agent import checkpoint_task
 
     model, config = load_checkpoint(checkpoint)

@@ -59,7 +59,7 @@ def record_traces(task: Task, samples: int, max_digits: int, seed: int, sampler:
 def evaluate_agent(task: Task, agent: Transducer, digits: tuple[int, ...], random: int) -> dict:
     """Compile the agent and run the DFST protocol on its weights (as `dfst eval`), one length at a
     time from the shortest, stopping after the first length that is not robust."""
-    from dfst.compile import compile_agent
+    from dfst.model.compile import compile_agent
 
     weights = DfstWeights.of(*compile_agent(agent, task=task.name).numpy_weights())
     levels: list[dict] = []

@@ -28,8 +28,8 @@ def certify_checkpoint(checkpoint: str | Path, *, task: str | None = None,
     length (or, with `digits`, for every instance of at most that many digits) and the certificate
     accepted by the independent checker. A certificate is written to `out`, if given (the caller
     checks `out` with `dfst.io.outputs.check_output_file` before the search)."""
-    from dfst.checkpoint import load_checkpoint
     from dfst.io.outputs import write_json
+    from dfst.model.checkpoint import load_checkpoint
     from dfst.rollout import DfstWeights
     from dfst.tasks.own_agent import checkpoint_task
 
@@ -74,8 +74,8 @@ def proof_statement(task: Task, max_digits: int | None) -> dict:
 
 def check_saved_certificate(certificate: str | Path, checkpoint: str | Path) -> tuple[bool, str]:
     """Re-verify a certificate file against a checkpoint's weights: (accepted, reason)."""
-    from dfst.checkpoint import load_checkpoint
     from dfst.io.inputs import read_json_file
+    from dfst.model.checkpoint import load_checkpoint
 
     cert = read_json_file(certificate, f"cannot read certificate {certificate}")
     if not isinstance(cert, dict) or cert.get("format") != CERTIFICATE_FORMAT or "agent" not in cert:

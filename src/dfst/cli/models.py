@@ -41,8 +41,8 @@ def compile_command(
     as_json: bool = JsonOption,
 ) -> None:
     """Compile an agent into exact DFST weights (one-hot construction) and save a checkpoint."""
-    from dfst.checkpoint import save_checkpoint
-    from dfst.compile import compile_agent
+    from dfst.model.checkpoint import save_checkpoint
+    from dfst.model.compile import compile_agent
 
     task = get_task(task_name)
     agent = agent_for(task, agent_file)

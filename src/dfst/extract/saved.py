@@ -34,8 +34,8 @@ def extract_from(path: str | Path, method: str | None = None, *, data: str | Pat
                  task: str | None = None, agent_file: str | Path | None = None) -> Found:
     """The automaton read off the model at `path` (a run directory: its trained weights), with the
     states named after the task's expert (or `agent_file`'s agent, or the agent the model imitates)."""
-    from dfst.checkpoint import load_checkpoint
     from dfst.data import load_dataset
+    from dfst.model.checkpoint import load_checkpoint
     from dfst.tasks.own_agent import checkpoint_task
 
     target = resolve(path)
@@ -60,8 +60,8 @@ def save_extraction(found: Extraction, out: str | Path, *, task: Task, provenanc
                     overwrite: bool = False) -> Path:
     """The automaton compiled to an exact one-hot DFST checkpoint in `out`, with its agent JSON (and
     the agent it imitates, when that is not the task's expert)."""
-    from dfst.checkpoint import save_checkpoint
-    from dfst.compile import compile_agent
+    from dfst.model.checkpoint import save_checkpoint
+    from dfst.model.compile import compile_agent
     from dfst.tasks.own_agent import reference_json
 
     out = Path(out)

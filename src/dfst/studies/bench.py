@@ -48,7 +48,7 @@ def smallest_dim() -> int:
 
 def dense_expert(d: int, seed: int = 0) -> DfstWeights:
     """The add2 expert compiled, padded to d dimensions and rotated by a random orthogonal Q."""
-    from dfst.compile import compile_agent
+    from dfst.model.compile import compile_agent
 
     A, B, C, h0 = (w.astype(np.float64) for w in compile_agent(TASKS["add2"].agent).numpy_weights())
     k, d0 = A.shape[0], A.shape[1]
@@ -106,7 +106,7 @@ def bench_rollout(dims=(12, 20, 32, 108), digits: int = 300_000, torch_steps: in
 
 def bench_memory(digits: int = 1_000_000, seed: int = 0) -> dict:
     """Peak traced allocations (numpy grids included) of one compiled add2 run at `digits` digits."""
-    from dfst.compile import compile_agent
+    from dfst.model.compile import compile_agent
 
     task = TASKS["add2"]
     weights = DfstWeights.of(*compile_agent(task.agent).numpy_weights())

@@ -20,12 +20,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from dfst.checkpoint import load_checkpoint
 from dfst.data import SAMPLERS, PtoDataset, record_instances
 from dfst.errors import DfstError
 from dfst.io.inputs import read_json_file
 from dfst.io.outputs import file_kind, is_temp_of, remove_own_file, write_json
 from dfst.io.run_guard import LOCK_FILE, run_lock
+from dfst.model.checkpoint import load_checkpoint
 from dfst.rollout import DfstWeights
 from dfst.tasks import Instance, Task
 from dfst.tasks.own_agent import resolve_task

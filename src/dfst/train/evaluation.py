@@ -32,7 +32,7 @@ def evaluate_model(model: DFST, task: Task, cfg: TrainConfig, data: PtoDataset |
     with cfg.extract, also of the automaton read off the model's states on the training `data`."""
     result = _closed_loop(DfstWeights.of(*model.numpy_weights()), task, cfg)
     if cfg.extract and data is not None:
-        from dfst.compile import compile_agent
+        from dfst.model.compile import compile_agent
 
         found = extract_or_none(model, data, task)
         if found is None:

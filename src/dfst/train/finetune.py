@@ -72,8 +72,8 @@ def finetune(run_dir: str | Path, out_dir: str | Path, cfg: FinetuneConfig | Non
     """Fine-tune the finished training run `run_dir` into `out_dir`; returns the summary (also written
     to out_dir/summary.json). `force` replaces an earlier fine-tune's files there, and only those.
     `progress(record)` gets {"phase", "iteration", "iters"} as the phases go."""
-    from dfst.checkpoint import save_checkpoint
     from dfst.io.outputs import make_directory, remove_own_file, write_json
+    from dfst.model.checkpoint import save_checkpoint
     from dfst.tasks.own_agent import reference_json
 
     cpu_start, clock = time.process_time(), time.perf_counter()
@@ -133,9 +133,9 @@ def read_run(run: Path):
     """(task, kept model as training left it, training PTOs) of a finished `dfst train` run, its files
     checked against the run's manifest; anything else is a one-line DfstError. The task has the
     agent the run learned (`--agent`) as its expert."""
-    from dfst.checkpoint import load_checkpoint
     from dfst.data import load_dataset
     from dfst.io.outputs import file_kind
+    from dfst.model.checkpoint import load_checkpoint
     from dfst.tasks.own_agent import checkpoint_task
     from dfst.train.rundir import CONFIG_FILE, DATA_FILE, RUN_FORMAT, TRAINED_DIR, check_run_files, read_json
 
@@ -160,8 +160,8 @@ def read_run(run: Path):
 def check_out_dir(out: Path, *, force: bool) -> None:
     """Refuse, before any work, an output that is not a new or empty directory or an earlier
     fine-tune's (which needs `force`); a link or a user's file in it is never replaced."""
-    from dfst.checkpoint import is_checkpoint
     from dfst.io.outputs import claim_directory, file_kind
+    from dfst.model.checkpoint import is_checkpoint
     from dfst.train.rundir import check_checkpoint_dir
 
     claim_directory(out, what="fine-tune", own=OWN_FILES, is_ours=_holds_finetune, force=force)
@@ -174,9 +174,9 @@ def check_out_dir(out: Path, *, force: bool) -> None:
 
 def _holds_finetune(out: Path) -> bool:
     """A fine-tune's summary.json, or its model alone (a fine-tune killed between the two)."""
-    from dfst.checkpoint import is_checkpoint
     from dfst.io.inputs import read_json_file
     from dfst.io.outputs import file_kind
+    from dfst.model.checkpoint import is_checkpoint
 
     summary, model = out / SUMMARY_FILE, out / MODEL_DIR
     if file_kind(summary) == "file":

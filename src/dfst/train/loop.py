@@ -28,12 +28,12 @@ from pathlib import Path
 import torch
 
 from dfst import __version__
-from dfst.checkpoint import save_checkpoint
 from dfst.data import SAMPLERS, PtoDataset, summarize
 from dfst.errors import DfstError
 from dfst.io.limits import default_max_memory
 from dfst.io.run_guard import record_paths, run_lock
 from dfst.model import DFST, INITS, DFSTConfig, Population
+from dfst.model.checkpoint import save_checkpoint
 from dfst.tasks.base import Task
 from dfst.tasks.own_agent import reference_json, resolve_task
 from dfst.train import fused

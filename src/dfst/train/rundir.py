@@ -6,7 +6,7 @@
       metrics.jsonl             one JSON object per log or evaluation step, appended as training goes
       train_state.safetensors   weights, Adam moments and step counts, with a JSON `info` entry in the
                                 safetensors header: iteration, seconds, last loss and evaluation
-      model/                    the final DFST checkpoint (dfst.checkpoint); the kept restart
+      model/                    the final DFST checkpoint (dfst.model.checkpoint); the kept restart
       extracted/                with `extract`: the automaton read off model/, compiled (+ agent.json)
       trained/                  with `finetune`: the trained weights; model/ then holds the fine-tuned
                                 ones (dfst.train.tuning); summary.json gains a "finetune" entry
@@ -31,9 +31,6 @@ from pathlib import Path
 
 import torch
 
-from dfst.checkpoint import CONFIG_FILE as CHECKPOINT_CONFIG
-from dfst.checkpoint import OWN_FILES as CHECKPOINT_OWN
-from dfst.checkpoint import WEIGHTS_FILE
 from dfst.errors import DfstError
 from dfst.io import records
 from dfst.io.inputs import InputMissing, parse_json, read_bytes, read_json_if_exists
@@ -56,6 +53,9 @@ from dfst.io.run_guard import (
     read_manifest,
     write_recorded,
 )
+from dfst.model.checkpoint import CONFIG_FILE as CHECKPOINT_CONFIG
+from dfst.model.checkpoint import OWN_FILES as CHECKPOINT_OWN
+from dfst.model.checkpoint import WEIGHTS_FILE
 
 # the names that other packages read live with dfst.targets (a run directory given on the command line)
 from dfst.targets import CONFIG_FILE, DATA_FILE, EXTRACTED_DIR, MODEL_DIR, RUN_FORMAT, SUMMARY_FILE

@@ -13,7 +13,6 @@ from pathlib import Path
 import torch
 from safetensors.torch import save as save_safetensors
 
-from dfst.checkpoint import TENSORS
 from dfst.errors import DfstError
 from dfst.io.inputs import (
     InputMissing,
@@ -23,6 +22,7 @@ from dfst.io.inputs import (
     read_bytes,
 )
 from dfst.io.outputs import write_atomic
+from dfst.model.checkpoint import TENSORS
 
 STATE_FORMAT = "dfst-train-state"
 ADAM_SLOTS = ("step", "exp_avg", "exp_avg_sq")  # torch.optim.Adam's per-parameter state

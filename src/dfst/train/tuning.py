@@ -42,9 +42,9 @@ def finetune_phase(out: Path, cfg: TrainConfig, task: Task, summary: dict, data:
                    progress=None) -> dict:
     """Fine-tune the finished run in `out` (summary: its summary.json; `task`: `cfg`'s, with its
     --agent); returns the new summary."""
-    from dfst.checkpoint import save_checkpoint
     from dfst.io.outputs import remove_own_tree
     from dfst.io.run_guard import record_paths
+    from dfst.model.checkpoint import save_checkpoint
     from dfst.train.evaluation import plain_closed_loop
     from dfst.train.finetune import tune
 
@@ -97,7 +97,7 @@ def _trained_model(out: Path):
 
 
 def _load(path: Path):
-    from dfst.checkpoint import load_checkpoint
+    from dfst.model.checkpoint import load_checkpoint
 
     model, config = load_checkpoint(path)
     return model, dict(config.get("provenance") or {})

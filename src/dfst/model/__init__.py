@@ -12,7 +12,7 @@ and `numpy.argmax` do; an all-zero score vector therefore reads as symbol 0 and 
 Teacher forcing: fed the symbols the expert read, every hidden state is known in advance, so one
 function, `hidden_states`, computes them all (with or without a restart axis, normalisation and
 noise) by one of three methods of the same values (`FORWARDS`): a T-step loop over the symbol table,
-or a log-depth scan of prefix products (`dfst.scan`). `readout` and `teacher_forced` give the scores;
+or a log-depth scan of prefix products (`dfst.model.scan`). `readout` and `teacher_forced` give the scores;
 `DFST.unroll`/`forward` and training (`dfst.train`) both call it; `teacher_forced_points` is its
 float64 form on PTOs, scaled by exact powers of two, that extraction (`dfst.extract`) clusters.
 `Population` holds R restarts with a leading axis on every weight. Closed-loop execution on the
@@ -32,8 +32,8 @@ from torch import nn
 
 from dfst.automata import MOVES
 from dfst.errors import DfstError
+from dfst.model.scan import DEFAULT_SCAN, prefix_products_hillis_steele
 from dfst.model_size import param_count  # k·d·(k + d + 5) + d, kept torch-free for the CLI
-from dfst.scan import DEFAULT_SCAN, prefix_products_hillis_steele
 
 N_MOVES = len(MOVES)  # 5: C has one score row per move
 __all__ = ["DFST", "FORWARDS", "INITS", "N_MOVES", "DFSTConfig", "Population", "hidden_states", "param_count",
@@ -228,7 +228,7 @@ def _loop(A, h0, reads, mask, noise, normalize):
 
 
 def _scanned(scan: Callable[[torch.Tensor], torch.Tensor]) -> Callable:
-    """The states from prefix products P_t = A_t ··· A_0 (`dfst.scan`, log depth), restarts folded into
+    """The states from prefix products P_t = A_t ··· A_0 (`dfst.model.scan`, log depth), restarts folded into
     the batch. Noise keeps the recurrence affine: h -> M h + n is [[M, n], [0, 1]] acting on (h, 1).
     Normalising commutes with a linear recurrence, so it is done once at the end (not with noise)."""
     def states(A, h0, reads, mask, noise, normalize):
