@@ -16,8 +16,8 @@ from pathlib import Path
 
 import torch
 
-from dfst.checkpoint import save_checkpoint
 from dfst.model import DFSTConfig, random_init
+from dfst.model.checkpoint import save_checkpoint
 from dfst.tasks import get_task
 from dfst.train import anchors
 from dfst.train.batches import Sequences
