@@ -12,11 +12,11 @@ Results are in docs/training.md.
 """
 import sys, numpy as np, torch
 from collections import Counter, defaultdict
-from dfst.checkpoint import load_checkpoint
+from dfst.model.checkpoint import load_checkpoint
 from dfst.data import load_dataset
 from dfst.tasks import TASKS
 from dfst.automata import Rule, make_transducer, MOVES
-from dfst.compile import compile_agent
+from dfst.model.compile import compile_agent
 from dfst.rollout import DfstWeights, rollout
 run = sys.argv[1]; radius = float(sys.argv[2]) if len(sys.argv) > 2 else 0.1
 model, cfg = load_checkpoint(f"{run}/model"); ds = load_dataset(f"{run}/data.pto.zip")

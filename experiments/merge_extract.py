@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dfst.checkpoint import load_checkpoint
-from dfst.compile import compile_agent
+from dfst.model.checkpoint import load_checkpoint
+from dfst.model.compile import compile_agent
 from dfst.data import load_dataset
 from dfst.evaluate import EvalConfig, run_protocol
 from dfst.extract.cluster import cluster, read_rules, transducer_from_rules

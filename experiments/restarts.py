@@ -15,7 +15,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from dfst.compile import compile_agent
+from dfst.model.compile import compile_agent
 from dfst.data import SAMPLERS
 from dfst.errors import DfstError
 from dfst.evaluate import EvalConfig, run_protocol
