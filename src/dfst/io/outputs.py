@@ -125,6 +125,20 @@ def is_dfst_file(path: Path) -> bool:
     return MARKER.encode() in head or MARKER.encode() in tail
 
 
+def holds_format(path: Path, fmt: str) -> bool:
+    """Is `path` a regular file holding a JSON object of dfst's `format` `fmt` (a checkpoint's
+    config.json, a report's marker)? Damaged or not JSON: no, so dfst leaves it alone."""
+    from dfst.io.inputs import read_json_file
+
+    if file_kind(path) != "file":
+        return False
+    try:
+        data = read_json_file(path, f"cannot read {path}")
+    except DfstError:
+        return False
+    return isinstance(data, dict) and data.get("format") == fmt
+
+
 def is_dfst_record(data: object) -> bool:
     """A JSON object dfst wrote: a `format` of dfst's, or `dfst_version`, or a stored result."""
     if not isinstance(data, dict):

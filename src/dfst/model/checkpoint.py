@@ -23,7 +23,7 @@ from safetensors.torch import save as save_safetensors
 
 from dfst import __version__
 from dfst.errors import DfstError
-from dfst.io.inputs import InputMissing, load_safetensors_bytes, read_bytes, read_json, read_json_file
+from dfst.io.inputs import InputMissing, load_safetensors_bytes, read_bytes, read_json
 from dfst.io.outputs import release_output, write_atomic, write_json
 from dfst.model import DFST, DFSTConfig, weight_shapes
 
@@ -83,16 +83,9 @@ def _prepare_directory(directory: Path, overwrite: bool) -> Path:
 
 def is_checkpoint(directory: Path) -> bool:
     """Does `directory` hold a config.json with dfst's checkpoint marker?"""
-    from dfst.io.outputs import file_kind
+    from dfst.io.outputs import holds_format
 
-    config = directory / CONFIG_FILE
-    if file_kind(config) != "file":
-        return False
-    try:
-        data = read_json_file(config, f"cannot read {config}")
-    except DfstError:  # damaged or not JSON: not a checkpoint dfst may replace
-        return False
-    return isinstance(data, dict) and data.get("format") == FORMAT
+    return holds_format(directory / CONFIG_FILE, FORMAT)
 
 
 def _config_dict(config: DFSTConfig, provenance: dict) -> dict:

@@ -11,11 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from dfst import __version__
-from dfst.errors import DfstError
-from dfst.io.inputs import read_json_file
 from dfst.io.outputs import (
     claim_directory,
     file_kind,
+    holds_format,
     is_dfst_file,
     make_directory,
     release_output,
@@ -38,16 +37,8 @@ def check_report_dir(out: Path, *, force: bool) -> None:
 
 def is_report_dir(out: Path) -> bool:
     """Does `out` hold dfst's marker file, and is each of the report's files present dfst's own?"""
-    marker = out / MARKER_FILE
-    if file_kind(marker) != "file":
-        return False
-    try:
-        data = read_json_file(marker, f"cannot read {marker}")
-    except DfstError:
-        return False
-    if not (isinstance(data, dict) and data.get("format") == FORMAT):
-        return False
-    return all(is_dfst_file(out / name) for name in FILES if file_kind(out / name) != "missing")
+    return holds_format(out / MARKER_FILE, FORMAT) and all(
+        is_dfst_file(out / name) for name in FILES if file_kind(out / name) != "missing")
 
 
 def write_report(out: Path, page: str, summary: dict, *, force: bool) -> Path:
