@@ -121,21 +121,14 @@ def is_dfst_file(path: Path) -> bool:
     if head.startswith(b"PK\x03\x04"):
         return _is_dfst_zip(path)
     if head.lstrip().startswith(b"{"):
-        return _is_dfst_json(path)
+        return is_dfst_record(_json_or_none(path))
     return MARKER.encode() in head or MARKER.encode() in tail
 
 
 def holds_format(path: Path, fmt: str) -> bool:
     """Is `path` a regular file holding a JSON object of dfst's `format` `fmt` (a checkpoint's
     config.json, a report's marker)? Damaged or not JSON: no, so dfst leaves it alone."""
-    from dfst.io.inputs import read_json_file
-
-    if file_kind(path) != "file":
-        return False
-    try:
-        data = read_json_file(path, f"cannot read {path}")
-    except DfstError:
-        return False
+    data = _json_or_none(path) if file_kind(path) == "file" else None
     return isinstance(data, dict) and data.get("format") == fmt
 
 
@@ -148,13 +141,14 @@ def is_dfst_record(data: object) -> bool:
     return (isinstance(fmt, str) and fmt.startswith("dfst")) or "dfst_version" in data or legacy_result
 
 
-def _is_dfst_json(path: Path) -> bool:
+def _json_or_none(path: Path) -> object:
+    """The JSON in `path`, read with the caps; None where it cannot be read or parsed."""
     from dfst.io.inputs import read_json_file
 
     try:
-        return is_dfst_record(read_json_file(path, f"cannot read {path}"))
+        return read_json_file(path, f"cannot read {path}")
     except DfstError:
-        return False
+        return None
 
 
 def _is_dfst_zip(path: Path) -> bool:

@@ -52,6 +52,7 @@ RESULT_SCHEMA = 1  # bump when what a stored result holds, or how it is computed
 EVAL_BEFORE = {"certify": False, "hard_set": 1}
 DEFAULT_TIME_BUDGET = 300.0
 
+
 def eval_protocol(task: str, time_budget: float = DEFAULT_TIME_BUDGET, *, certify: bool = True,
                   rescale: bool = False) -> dict:
     """The length-generalisation protocol a result is evaluated with (plain JSON): h plain (or

@@ -160,10 +160,9 @@ def _through_normalise(g_s, s, norm, normalise, noise, has_noise, out):
 def objective_and_gradient(A, AT, B, C, h0, reads, writes, moves, lengths, noise, has_noise, normalise, loss,
                            vertex_weight, chunks):
     """Per restart: the loss, the vertex penalty, and the gradient of loss + vertex_weight·vertex with
-    respect to A, B, C and h0 (float32 arrays shaped like them). Shapes: A (R,k,d,d) and AT its
-    transpose in the last two axes, B (R,k,K,d),
-    C (R,k,5,d), h0 (R,d), reads/writes/moves (b,T) int64, lengths (b,) int64, noise (R,b,T,d)
-    (a (1,1,T,d) array, unread, when has_noise is False)."""
+    respect to A, B, C and h0 (float32 arrays shaped like them). Shapes: A (R,k,d,d) and AT (A with
+    its last two axes swapped), B (R,k,K,d), C (R,k,5,d), h0 (R,d), reads/writes/moves (b,T) int64,
+    lengths (b,) int64, noise (R,b,T,d) (a (1,1,T,d) array, unread, when has_noise is False)."""
     R, b, T, d = A.shape[0], reads.shape[0], reads.shape[1], A.shape[2]
     n_real = np.float32(lengths.sum())
     jobs = R * b

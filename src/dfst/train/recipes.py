@@ -15,9 +15,6 @@ from typing import Any
 from dfst.errors import DfstError
 from dfst.train.config import DATA_DECIDES, FLAT_ORDER, GROUP_OF, TrainConfig, format_value, option_name
 
-# ----------------------------------------------------------------------------- recipes and data files
-
-
 # The published recipe as far as it is known (REFERENCE.md §3): identity init, lr and iterations not
 # published, no noise, one run, the trained model used as it is: `replace(cfg, **PUBLISHED)`, or
 # `dfst train --published`.
@@ -26,8 +23,7 @@ PUBLISHED = {"init": "identity", "normalize_h": False, "noise": 0.0, "restarts":
 
 
 # The recipe per task (docs/training.md): TrainConfig's defaults are add2's, the other tasks override
-# the sample budget and the effort. `dfst train TASK` starts from RECIPES[TASK] (see `configure`);
-# dfst.train.recipes re-exports these names (they live here so that the train layer reads them).
+# the sample budget and the effort. `dfst train TASK` starts from RECIPES[TASK] (see `configure`).
 DEFAULT = TrainConfig(eval_every=0)  # dfst reproduce evaluates each run itself, after training
 
 # The multiplications: long PTOs, so weaker noise (at σ = 0.03 even the expert's loss is 0.115 on
