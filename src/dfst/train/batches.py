@@ -74,7 +74,8 @@ def step_noise(seed: int, iteration: int, sigma: float, shape: tuple[int, ...]) 
     if sigma == 0:
         return None
     torch_seed = int(np.random.SeedSequence([seed, iteration, 1]).generate_state(1, np.uint64)[0] >> 1)
-    return sigma * torch.randn(shape, generator=torch.Generator().manual_seed(torch_seed))
+    # scaled in place: the same bits as sigma * randn, without a second tensor of the batch's size
+    return torch.randn(shape, generator=torch.Generator().manual_seed(torch_seed)).mul_(sigma)
 
 
 def bucket_rows(seed: int, iteration: int, batch: int, lengths: torch.Tensor) -> torch.Tensor | None:
