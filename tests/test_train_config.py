@@ -22,19 +22,21 @@ PINNED = json.loads((Path(__file__).parent / "data" / "train_config_dicts.json")
 
 
 def pinned_configs() -> dict[str, TrainConfig]:
-    """The configs whose flat dicts are pinned. A recipe is taken as it was at the pin: without the
-    fine-tuning phase (fields added after the pin), and mult2 and mult10 with MULT's 8,000 iterations."""
+    """The configs whose flat dicts are pinned, each taken as it was at the pin: autograd's engine (the
+    default then), without the fine-tuning phase (fields added after the pin), and mult2 and mult10
+    with MULT's 8,000 iterations."""
     cases = {"TrainConfig()": TrainConfig(), "recipes.DEFAULT": DEFAULT, "recipes.MULT": MULT}
+    cases = {name: replace(cfg, engine="autograd") for name, cfg in cases.items()}
     for name, cfg in RECIPES.items():
         if name not in ("add2", "add10", "mult2", "mult10"):  # recipes added after the pin
             continue
-        cfg = replace(cfg, finetune=False, finetune_frozen=0,
+        cfg = replace(cfg, finetune=False, finetune_frozen=0, engine="autograd",
                       iters=MULT.iters if name in ("mult2", "mult10") else cfg.iters)
         cases[f"RECIPES[{name!r}]"] = cfg
         cases[f"replace(RECIPES[{name!r}], **PUBLISHED)"] = replace(cfg, **PUBLISHED)
     cases["recipe('mult2', 3, noise_final=0.0, d=25, eval_digits=(10, 1000), target_digits=1000)"] = replace(
         recipe("mult2", 3, noise_final=0.0, d=25, eval_digits=(10, 1000), target_digits=1000), finetune=False,
-        iters=MULT.iters)
+        iters=MULT.iters, engine="autograd")
     return cases
 
 
@@ -57,7 +59,9 @@ def test_flat_and_grouped_construction_agree():
         TrainConfig(iterations=3)
     with pytest.raises(DfstError, match="unknown training config field 'iterations'"):
         TrainConfig.from_dict({"iterations": 3})
-    assert TrainConfig.from_dict({"iters": 7}) == TrainConfig(iters=7)
+    # a field missing from a flat dict takes its default, but one added since version 1 the value it had
+    # before it existed: the engine was autograd's
+    assert TrainConfig.from_dict({"iters": 7}) == TrainConfig(iters=7, engine="autograd")
 
 
 def test_fields_added_later_appear_only_when_set():
@@ -105,7 +109,7 @@ def test_the_reproducing_command_names_every_field_as_before():
                  "--finetune-plain": "0", "--finetune-lbfgs": "0", "--finetune-damping": "1.0",
                  "--finetune-centres": "3000", "--finetune-margin": "0.5",
                  "--finetune-frozen": "1000" if "'mult10'" in name and recipe else "0",
-                 "--engine": "autograd"}
+                 "--engine": "fused"}  # the default engine since it replaced autograd's
         # the recipe values changed since: the iterations of mult2 and mult10 (8,000 -> 4,000 with
         # fine-tuning)
         mults = ("'mult2'" in name or "'mult10'" in name) and recipe
@@ -182,3 +186,25 @@ def test_cli_conflicts_are_one_line_errors_and_settings_are_printed(capsys, tmp_
     assert summary["set_by"] == {"recipe": {"add2": {"finetune": True}}, "--published": PUBLISHED,
                                  "flags": {"samples": 2, "max_digits": 1, "iters": 1, "eval_digits": [2],
                                            "eval_random": 0, "finetune": False}}
+
+
+def test_a_config_without_an_engine_ran_autograd_and_is_never_taken_for_a_fused_one():
+    """The fused engine is the default; a run or stored result from before it (its config lacks
+    `engine`) ran autograd's pass, and resuming or reusing it under the other engine is refused."""
+    from dfst.studies.seeds import eval_protocol, key_differences, result_key
+    from dfst.train.rundir import run_differences
+
+    fused, autograd = TrainConfig(), replace(TrainConfig(), engine="autograd")
+    assert fused.engine == "fused" and fused.to_dict()["engine"] == "fused"
+    assert "engine" not in autograd.to_dict()  # an autograd config.json is what it always was
+    assert TrainConfig.from_dict(autograd.to_dict()) == autograd
+    assert TrainConfig.from_dict(fused.to_dict()) == fused
+    old_run, new_run = {"train": autograd.to_dict()}, {"train": fused.to_dict()}
+    assert run_differences(old_run, fused.to_dict()) == ["engine='autograd', not 'fused'"]
+    assert run_differences(new_run, autograd.to_dict()) == ["engine='fused', not 'autograd'"]
+    assert run_differences(new_run, fused.to_dict()) == []
+    protocol = eval_protocol("add2")
+    old, new = result_key(autograd, protocol), result_key(fused, protocol)
+    assert old["sha256"] != new["sha256"]
+    assert key_differences(old, new) == ["train.engine='autograd', not 'fused'"]
+    assert key_differences(new, old) == ["train.engine='fused', not 'autograd'"]

@@ -41,7 +41,7 @@ from dfst.rollout import DfstWeights
 from dfst.tasks.hard import hard_set_version
 from dfst.train import TrainConfig, train
 from dfst.train.batches import dataset_sha256
-from dfst.train.config import EvaluationConfig, LoggingConfig
+from dfst.train.config import EvaluationConfig, LoggingConfig, before_they_existed
 from dfst.train.loop import training_data
 from dfst.train.recipes import TARGET_DIGITS, recipe
 from dfst.train.rundir import check_run_dir, check_run_files, run_differences
@@ -105,16 +105,16 @@ def stored_key(result: Result, task: str) -> dict:
 
 def key_differences(old: dict, new: dict) -> list[str]:
     """`field=stored, not wanted` for every input in which a stored key differs from `new`. A
-    TrainConfig field the stored config lacks (added since) counts as its default, an evaluation
-    setting as `EVAL_BEFORE` says."""
-    defaults = TrainConfig().to_dict()
+    TrainConfig field the stored config lacks (added since) counts as what it was before it existed
+    (`before_they_existed`: autograd for the engine), an evaluation setting as `EVAL_BEFORE` says."""
+    defaults = TrainConfig().to_dict() | before_they_existed()
     differences = [] if old.get("schema") == new["schema"] else [f"schema={old.get('schema')!r}, not "
                                                                  f"{new['schema']!r}"]
     for part, base in (("train", defaults), ("eval", EVAL_BEFORE)):
         stored = old.get(part) if isinstance(old.get(part), dict) else {}
-        stored = base | stored
+        stored, wanted = base | stored, base | new[part]
         differences += [f"{part}.{name}={stored.get(name)!r}, not {value!r}"
-                        for name, value in new[part].items() if stored.get(name) != value]
+                        for name, value in wanted.items() if stored.get(name) != value]
     return differences
 
 

@@ -97,8 +97,9 @@ class OptimConfig:
     bucket: bool = setting(False, "Minibatches of samples of similar length.")
     loss: str = setting("mse", "mse (published) or ce.")
     threads: int = setting(1, "Torch threads (bit-identity needs the same number).", low=1)
-    engine: str = setting("autograd", "The objective's forward and backward pass: autograd (torch's "
-                          "graph) or fused (one compiled pass, the same gradient; docs/performance.md).")
+    engine: str = setting("fused", "The objective's forward and backward pass: fused (one compiled "
+                          "pass on the CPU; docs/performance.md) or autograd (torch's graph, the same "
+                          "gradient; used wherever fused does not apply).")
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -193,9 +194,12 @@ FLAT_ORDER = ("task", "samples", "max_digits", "seed", "sampler", "d", "iters", 
               "log_every", "threads", "restarts",
               "finetune", "finetune_adam", "finetune_plain", "finetune_lbfgs", "finetune_damping",
               "finetune_centres", "finetune_margin", "finetune_frozen", "agent", "engine")
-# Fields added after version 1: left out of `to_dict` while at their default, so that the config.json of
-# an old run, and every key reproduce hashes, stay byte for byte what they were.
+# Fields added after version 1: left out of `to_dict` while at the value they had before they existed,
+# so that the config.json of an old run, and every key reproduce hashes, stay byte for byte what they
+# were; a stored config that lacks one had that value. For all but one that value is the default;
+# `engine` was autograd until the fused engine became the default, so an old run reads as autograd.
 LATER_FIELDS = FLAT_ORDER[FLAT_ORDER.index("finetune"):]
+BEFORE_DEFAULTS = {"engine": "autograd"}  # a later field whose default has changed since: its old one
 
 
 @dataclass(frozen=True, init=False)
@@ -243,25 +247,32 @@ class TrainConfig:
 
     def to_dict(self) -> dict:
         """The config as flat JSON-ready fields: what config.json stores and reproduce's keys hash."""
-        defaults = {f.name: default_of(f) for f in flat_fields()}
+        before = before_they_existed()
         return json.loads(json.dumps({name: getattr(self, name) for name in FLAT_ORDER
-                                      if name not in LATER_FIELDS or getattr(self, name) != defaults[name]}))
+                                      if name not in before or getattr(self, name) != before[name]}))
 
     @classmethod
     def from_dict(cls, flat: dict) -> TrainConfig:
-        """The config of a flat dictionary (`to_dict`'s); a missing field takes its default, an unknown
-        one is a DfstError."""
+        """The config of a flat dictionary (`to_dict`'s); a missing field takes its default, except
+        one added since version 1, which takes the value it had before it existed (an old run's
+        config.json lacks `engine`: it ran autograd). An unknown field is a DfstError."""
         if not isinstance(flat, dict):
             raise DfstError(f"a training config is a JSON object, got {type(flat).__name__}")
         unknown = sorted(set(flat) - set(GROUP_OF))
         if unknown:
             raise DfstError(f"unknown training config field {unknown[0]!r} (known: {', '.join(FLAT_ORDER)})")
-        return cls(**flat)
+        return cls(**(before_they_existed() | flat))
 
 
 def flat_fields() -> list:
     """Every field of the schema (dataclasses.Field), group by group."""
     return [f for cls in GROUPS.values() for f in fields(cls)]
+
+
+def before_they_existed() -> dict[str, Any]:
+    """Each field added since version 1, with the value a config that lacks it means."""
+    defaults = {f.name: default_of(f) for f in flat_fields()}
+    return {name: BEFORE_DEFAULTS.get(name, defaults[name]) for name in LATER_FIELDS}
 
 
 def default_of(f) -> Any:

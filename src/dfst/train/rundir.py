@@ -59,6 +59,7 @@ from dfst.model.checkpoint import WEIGHTS_FILE
 
 # the names that other packages read live with dfst.targets (a run directory given on the command line)
 from dfst.targets import CONFIG_FILE, DATA_FILE, EXTRACTED_DIR, MODEL_DIR, RUN_FORMAT, SUMMARY_FILE
+from dfst.train.config import before_they_existed
 from dfst.train.state import train_state_bytes
 
 METRICS_FILE, STATE_FILE, TRAINED_DIR = "metrics.jsonl", "train_state.safetensors", "trained"
@@ -116,8 +117,10 @@ def check_run_dir(out: Path) -> dict | None:
 
 
 def run_differences(old: dict, new_train: dict) -> list[str]:
-    """`key=old` for every TrainConfig field in which the stored run differs from `new_train`."""
-    old_train, new_train = old.get("train", {}), json.loads(json.dumps(new_train))
+    """`key=old` for every TrainConfig field in which the stored run differs from `new_train` (a field
+    the stored config lacks, added since, as it was before it existed: an old run ran autograd)."""
+    old_train = before_they_existed() | old.get("train", {})
+    new_train = before_they_existed() | json.loads(json.dumps(new_train))
     return [f"{key}={old_train.get(key)!r}, not {value!r}" for key, value in new_train.items()
             if old_train.get(key) != value]
 
