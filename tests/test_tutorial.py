@@ -35,7 +35,9 @@ def test_the_tutorial_runs_and_shows_what_it_says(tmp_path, monkeypatch, one_tor
     assert reports["model"]["robust_max_digits"] == 10_000  # fine-tuned: every length tried
     assert reports["trained"]["robust_max_digits"] < 10_000
     assert namespace["found"].agent.d == namespace["task"].agent.d == 3
-    assert namespace["proof"].verdict == "CERTIFIED" and namespace["proof"].max_digits >= 10_000
+    # the raw weights' proof is bounded (at least 10^4 symbols) or, where their float32 states close, total
+    proof = namespace["proof"]
+    assert proof.verdict == "CERTIFIED" and (proof.max_digits is None or proof.max_digits >= 10_000)
     assert namespace["whole"].verdict == "CERTIFIED" and namespace["whole"].max_digits is None
     assert "automaton read off: CERTIFIED for every length" in text
     assert (tmp_path / "parity2.png").stat().st_size > 10_000
