@@ -71,7 +71,8 @@ def fused_objective(model: Population, reads: torch.Tensor, writes: torch.Tensor
     # the sequences are cut into cfg.threads chunks whatever the machine: the sums, and so the run,
     # depend on that setting alone (bit for bit), the threads only on how many cores there are
     chunks = cfg.threads
-    numba.set_num_threads(min(cfg.threads, numba.config.NUMBA_NUM_THREADS))
+    if chunks > 1:  # (setting it starts numba's thread pool, whose idle workers spin: only when used)
+        numba.set_num_threads(min(cfg.threads, numba.config.NUMBA_NUM_THREADS))
     lengths = mask.sum(1)
     batch = (reads.contiguous(), writes.contiguous(), moves.contiguous(), lengths,
              None if noise is None else noise.float().contiguous())
