@@ -15,11 +15,11 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from dfst.model.compile import compile_agent
 from dfst.data import SAMPLERS
 from dfst.errors import DfstError
-from dfst.evaluate import EvalConfig, run_protocol
 from dfst.extract import extract
+from dfst.model.compile import compile_agent
+from dfst.protocol.evaluate import EvalConfig, run_protocol
 from dfst.rollout import DfstWeights
 from dfst.tasks import get_task
 from dfst.train.batches import Sequences

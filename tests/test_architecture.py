@@ -14,14 +14,15 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dfst"
 LAYERS = [
     {"errors", "io", "model_size"},
     {"automata", "drawing", "arith", "grid"},
-    {"tasks", "rollout", "budget"},
+    {"tasks", "rollout"},
     {"data"},
     {"model"},
-    {"evaluate", "plots", "eval_files", "targets"},
+    {"results", "plots"},
+    {"protocol"},
     {"certify"},
     {"extract"},
     {"train"},
-    {"results", "protocol", "studies", "baselines", "report_html", "library"},
+    {"studies", "baselines", "report_html", "library"},
     {"cli"},
 ]
 LEVEL = {name: i for i, layer in enumerate(LAYERS) for name in layer}
@@ -53,7 +54,7 @@ def test_no_module_imports_from_a_layer_above_its_own():
 
 # Entries at the top of src/dfst (packages and loose modules). The goal is 15; the bound only ever
 # goes down, so that a new loose module has to find its package.
-TOP_ENTRIES_AT_MOST = 26
+TOP_ENTRIES_AT_MOST = 22
 
 
 def _module_name(path: Path) -> str:

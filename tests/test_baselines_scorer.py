@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from dfst.baselines.common import evaluate_predictor
-from dfst.evaluate import EvalConfig, level_instances, wilson_interval
 from dfst.protocol import score
+from dfst.protocol.evaluate import EvalConfig, level_instances, wilson_interval
 from dfst.protocol.scorer import max_passing
 from dfst.tasks import get_task
 from dfst.tasks.base import Instance

@@ -14,7 +14,12 @@ import pytest
 
 from cli_helpers import assert_one_line_error, run
 from dfst.automata import transducer_from_dict
-from dfst.budget import (
+from dfst.errors import DfstError
+from dfst.io.limits import GiB, MiB
+from dfst.model.compile import check_dense_size, compile_agent
+from dfst.protocol.evaluate import EvalConfig, run_protocol
+from dfst.tasks import TASKS
+from dfst.tasks.budget import (
     ANSWER_OVERHEAD,
     EXACT_BYTES,
     GEOMETRY,
@@ -23,11 +28,6 @@ from dfst.budget import (
     estimate_solve,
     hard_digits,
 )
-from dfst.errors import DfstError
-from dfst.evaluate import EvalConfig, run_protocol
-from dfst.io.limits import GiB, MiB
-from dfst.model.compile import check_dense_size, compile_agent
-from dfst.tasks import TASKS
 
 TERA = 10**12
 
@@ -290,8 +290,8 @@ def test_data_refuses_a_recording_over_the_bound_before_any_work(capsys, tmp_pat
 
 def test_recording_estimate_bounds_what_a_recording_holds():
     """The trace part alone exceeds the bytes of the recorded arrays, which are 3 per step."""
-    from dfst.budget import estimate_recording
     from dfst.data import record_dataset
+    from dfst.tasks.budget import estimate_recording
 
     for task in TASKS.values():
         ds = record_dataset(task, 5, 6, 0)
@@ -299,8 +299,8 @@ def test_recording_estimate_bounds_what_a_recording_holds():
 
 
 def test_a_run_of_huge_step_bound_is_announced(capsys):
-    from dfst.budget import estimate_solve
     from dfst.cli.agents import _note_long_run
+    from dfst.tasks.budget import estimate_solve
 
     _note_long_run(estimate_solve(TASKS["mult2"], 10**6, 10**6))
     assert "24,000,048,000,016 steps" in capsys.readouterr().err

@@ -9,9 +9,9 @@ from functools import cache
 import pytest
 
 from dfst.automata import Transducer, make_transducer
-from dfst.evaluate import EvalConfig, LevelReport, ladder, run_protocol, summarize, wilson_interval
 from dfst.grid.world import Outcome
 from dfst.model.compile import compile_agent
+from dfst.protocol.evaluate import EvalConfig, LevelReport, ladder, run_protocol, summarize, wilson_interval
 from dfst.rollout import DfstWeights, judge, run_dfst
 from dfst.tasks import TASKS, Instance
 

@@ -113,7 +113,7 @@ def test_eval_refuses_a_report_path_that_is_a_directory_before_any_work(capsys, 
 
 
 def test_eval_of_a_read_only_checkpoint_prints_its_result(capsys, expert, monkeypatch):
-    monkeypatch.setattr("dfst.eval_files.writable_directory", lambda _: False)  # root ignores chmod
+    monkeypatch.setattr("dfst.protocol.eval_files.writable_directory", lambda _: False)  # root ignores chmod
     code, out, err = run(capsys, "eval", expert, "--digits", "3", "--random", "1", "--json")
     assert code == 0 and json.loads(out)["robust_max_digits"] == 3
     assert "not writable" in err and not (expert / "eval.json").exists()
@@ -123,7 +123,7 @@ def test_eval_whose_save_fails_still_prints_its_result(capsys, expert, monkeypat
     def refuse(*_a, **_k):
         raise DfstError("cannot write: Read-only file system")
 
-    monkeypatch.setattr("dfst.eval_files.write_json", refuse)
+    monkeypatch.setattr("dfst.protocol.eval_files.write_json", refuse)
     code, out, err = run(capsys, "eval", expert, "--digits", "3", "--random", "1", "--json")
     assert code == 0 and json.loads(out)["robust_max_digits"] == 3 and "not saved" in err
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from dfst.errors import DfstError
-from dfst.evaluate import EvalConfig, level_instances
 from dfst.protocol import DEFAULT_RANDOM, failure_rate_bound, pairs_to_catch, score
+from dfst.protocol.evaluate import EvalConfig, level_instances
 from dfst.protocol.instances import level_stream
 from dfst.results import Result
 from dfst.tasks import TASKS, Instance, get_task

@@ -3,7 +3,7 @@ BaselineResult) and its scoring under the DFST's own protocol.
 
 A baseline maps operand pairs to answers (input/output systems: the LSTM, the Neural GPU, the NTM,
 the TP-Transformer, and the sequence-model policies, whose predictor runs them closed loop on the
-grid) or is an automaton compiled to DFST weights (RPNI, scored by `dfst.evaluate.run_protocol`, as
+grid) or is an automaton compiled to DFST weights (RPNI, scored by `dfst.protocol.evaluate.run_protocol`, as
 `dfst eval` scores a DFST). The first kind is scored by `evaluate_predictor`, which hands the predictor
 to `dfst.protocol.score`, the scorer of `dfst score`: at each length N the task's hard instances plus
 `random` seeded random pairs (exactly `dfst eval`'s), exact match of the whole answer. Robust at N:

@@ -33,7 +33,7 @@ from dfst.baselines.policy_models import TorchPolicy
 from dfst.baselines.policy_runner import rollout_policy
 from dfst.baselines.policy_train import train_policy
 from dfst.errors import DfstError
-from dfst.evaluate import EvalConfig, level_instances
+from dfst.protocol.evaluate import EvalConfig, level_instances
 from dfst.results import Result
 from dfst.tasks.base import Task
 

@@ -23,8 +23,8 @@ import numpy as np
 from dfst.automata import Transducer
 from dfst.baselines.common import BaselineResult, hardware, max_passing
 from dfst.errors import DfstError
-from dfst.evaluate import EvalConfig, run_protocol
 from dfst.extract import extract
+from dfst.protocol.evaluate import EvalConfig, run_protocol
 from dfst.rollout import DfstWeights, run_table
 from dfst.tasks.base import Task
 

@@ -257,7 +257,7 @@ PathArgument = typer.Argument(..., metavar="RUN|CHECKPOINT", help="A dfst train 
 def target_of(path: Path, extracted: bool, quiet: bool) -> Path:
     """The checkpoint that `path` names (a run: its model/ or extracted/), said on stderr when it is
     a run's, so that a reader knows which model the figures are about."""
-    from dfst.targets import resolve
+    from dfst.io.targets import resolve
 
     target = resolve(path, extracted=extracted)
     if target.run is not None and not quiet:

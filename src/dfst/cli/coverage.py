@@ -74,8 +74,8 @@ def _check_work(task, samples, max_digits, sampler, pool, max_memory: int) -> No
     """The expert's replays of --samples or --minimal (on the step bound) and the instances they hold,
     against the replay_steps cap and --max-memory, before any instance is drawn (a --data file is
     bounded by the dataset caps)."""
-    from dfst.budget import check_estimate, estimate_coverage
     from dfst.data.cover_search import estimate_minimal
+    from dfst.tasks.budget import check_estimate, estimate_coverage
 
     if pool is not None:
         estimate = estimate_minimal(task, max_digits, pool)

@@ -26,8 +26,14 @@ from dfst.cli.app import (
     target_of,
 )
 from dfst.errors import DfstError
-from dfst.eval_files import REPORT_FILE, load_for_eval, prepare_report_dir, replay_failure, save_reports
-from dfst.evaluate import EvalConfig, check_lengths, run_protocol
+from dfst.protocol.eval_files import (
+    REPORT_FILE,
+    load_for_eval,
+    prepare_report_dir,
+    replay_failure,
+    save_reports,
+)
+from dfst.protocol.evaluate import EvalConfig, check_lengths, run_protocol
 from dfst.tasks import get_task
 from dfst.tasks.user import dfst_command
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dfst.budget import Estimate, candidate_pool, estimate_of, with_replays
 from dfst.data.coverage import PUBLISHED_SAMPLES, Rule, candidate_instances, rule_list, rules_used
 from dfst.tasks.base import Instance, Task
+from dfst.tasks.budget import Estimate, candidate_pool, estimate_of, with_replays
 
 EXHAUSTIVE_PAIRS = 50_000  # operand pairs enumerated in full at most
 BRANCH_BUDGET = 200_000  # search nodes of the branch and bound

@@ -149,8 +149,8 @@ def record_dataset_file(task: Task, samples: int, max_digits: int, seed: int, ou
     `max_memory` bytes (default: DFST_MAX_MEMORY, else half the RAM) before any recording. `progress`
     is called with 0 once the checks pass, then as in `record_dataset`. Returns the dataset's
     `summarize` plus "file"."""
-    from dfst.budget import check_recording
     from dfst.io.limits import default_max_memory
+    from dfst.tasks.budget import check_recording
 
     check_output_file(out, force=force)
     if samples >= 1 and 1 <= min_digits <= max_digits:  # else record_dataset says what is wrong

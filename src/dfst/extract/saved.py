@@ -13,7 +13,7 @@ from pathlib import Path
 from dfst.automata import save_transducer
 from dfst.errors import DfstError
 from dfst.extract import DEFAULT_METHOD, NEEDS_MODEL, NEEDS_PTOS, Extraction, extract
-from dfst.targets import Target, resolve, run_data
+from dfst.io.targets import Target, resolve, run_data
 from dfst.tasks.base import Task
 
 AGENT_FILE = "agent.json"

@@ -1,9 +1,12 @@
-"""Score any model under dfst's length-generalisation protocol (docs/score.md).
+"""dfst's length-generalisation protocol: a DFST's evaluation, and any model scored under it (docs/score.md).
 
     from dfst.protocol import score
     result = score(lambda pairs: [str(int(a) + int(b)) for a, b in pairs], "add10", digits=(10, 100))
     result.robust_lg, result.details["instances_sha256"]
 
+    evaluate   the protocol's ladder run on a DFST's weights or an automaton (`dfst eval`, training,
+               reproduce): `EvalConfig`, `run_protocol`, `level_instances`, `wilson_interval`
+    eval_files what `dfst eval` leaves next to a checkpoint, and `dfst replay` of its failure
     instances  the instance set as a stream: numbered requests, the set's SHA-256
     tally      one length's verdicts: hard set and random pairs apart, Wilson interval, failure bound
     scorer     `score` (a Python function), `score_with` (any answerer), the lengths and the budget

@@ -1,7 +1,7 @@
 """The protocol's instances, drawn one at a time, numbered, and hashed as they go.
 
 At each length N: the task's hard set, then `random` pairs drawn from `default_rng(seed + N)` --
-exactly `dfst.evaluate.level_instances`, but as a stream, so that 3,000 pairs of 10^5 digits never
+exactly `dfst.protocol.evaluate.level_instances`, but as a stream, so that 3,000 pairs of 10^5 digits never
 sit in memory together. Each instance gets an id (0, 1, 2, ... across every length, in order) and a
 request line, `{"id": 7, "a": "987", "b": "45"}` and a newline: what `dfst score --cmd` sends and what
 `--instances-out` writes. The set's hash is the SHA-256 of those lines, in order: of the file
@@ -29,7 +29,7 @@ class Request(NamedTuple):
 
 
 def level_stream(task: Task, n: int, *, random: int, seed: int, hard: bool = True) -> Iterator[Instance]:
-    """The instances of length n, in `dfst.evaluate.level_instances`'s order: hard set, then random."""
+    """The instances of length n, in `evaluate.level_instances`'s order: hard set, then random."""
     if hard:
         yield from task.hard_instances(n)
     yield from random_stream(task, n, random, seed)

@@ -1,7 +1,7 @@
 """`score`: any model that maps operand pairs to answers, under dfst's length-generalisation protocol.
 
 The lengths, their instances (hard set, then seeded random pairs), the verdicts and the ladder of
-`--until-fail` are `dfst eval`'s (`dfst.evaluate`); only the model differs: here it is a function,
+`--until-fail` are `dfst eval`'s (`dfst.protocol.evaluate`); only the model differs: here it is a function,
 a command speaking JSON Lines (`CommandModel`) or a file of answers (`AnswersFile`), each an
 *answerer*: it takes a stream of requests and yields each with its answer, in any order. The result
 is the versioned `dfst.results.Result`, with the instance set's hash in `details`.
@@ -14,14 +14,14 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 
 from dfst import __version__
-from dfst.budget import hard_digits
 from dfst.errors import DfstError
-from dfst.evaluate import EvalConfig, ladder
 from dfst.io.limits import default_max_memory
+from dfst.protocol.evaluate import EvalConfig, ladder
 from dfst.protocol.instances import InstanceSet, Request, random_stream
 from dfst.protocol.tally import DEFAULT_RANDOM, LevelTally
 from dfst.results import Result
 from dfst.tasks import Task, get_task
+from dfst.tasks.budget import hard_digits
 from dfst.tasks.hard import hard_set_version
 
 # Maps operand pairs (digit strings, most significant first; b is "" for a one-operand task) to answers.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from dfst.evaluate import wilson_interval
+from dfst.protocol.evaluate import wilson_interval
 from dfst.tasks.base import Instance
 
 SHOWN_CHARS = 10_000  # longer operands and answers are shortened in a result (the set has them whole)

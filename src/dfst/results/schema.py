@@ -52,7 +52,7 @@ class Result:
     probabilistic_lg: int | None    # the same for the random pairs alone
     train_seconds: float | None     # CPU seconds of training
     hardware: str | None
-    levels: list[dict] = field(default_factory=list)  # one per tested length (dfst.evaluate's levels)
+    levels: list[dict] = field(default_factory=list)  # one per tested length (protocol.evaluate's levels)
     config: dict = field(default_factory=dict)          # the system's configuration, as it ran
     notes: str = ""
     details: dict = field(default_factory=dict)         # system-specific figures (states, loss, a search...)

@@ -127,7 +127,7 @@ def write_readme(path: Path, rows: list[dict], note: str) -> None:
 def report_rows(checkpoints: Sequence[Path]) -> list[dict]:
     """`dfst report`: one row per evaluated checkpoint directory (REPORT_COLUMNS); a run directory
     stands for its trained model, as in `dfst eval`."""
-    from dfst.targets import resolve
+    from dfst.io.targets import resolve
 
     return [checkpoint_row(read_checkpoint_result(resolve(path).checkpoint)) for path in checkpoints]
 

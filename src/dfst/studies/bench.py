@@ -18,11 +18,11 @@ import numpy as np
 import torch
 
 from dfst.automata import MOVE_DELTAS, STOP
-from dfst.budget import check_rollout
 from dfst.errors import DfstError
 from dfst.io.limits import default_max_memory
 from dfst.rollout import DfstWeights, rollout, run_dfst
 from dfst.tasks import TASKS
+from dfst.tasks.budget import check_rollout
 
 
 def run_bench(dims=(12, 20, 32, 108), digits: int = 300_000, torch_steps: int = 20_000, repeats: int = 3,

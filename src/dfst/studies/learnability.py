@@ -129,8 +129,8 @@ def learn_cell(task, samples: int, seed: int, out: Path) -> dict:
 
 
 def _score_checkpoint(task, model_dir: Path, digits: int) -> int:
-    from dfst.evaluate import EvalConfig, run_protocol
     from dfst.model.checkpoint import load_checkpoint
+    from dfst.protocol.evaluate import EvalConfig, run_protocol
     from dfst.rollout import DfstWeights
 
     model, _ = load_checkpoint(model_dir)

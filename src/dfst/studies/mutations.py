@@ -2,7 +2,7 @@
 
 A mutant is the task's expert with one rule rewired: its written symbol, its move or its next state
 changed (halting rules keep their move S and the final state, so only their write changes). The
-protocol (hard instances + 10 random pairs per length, `dfst.evaluate.level_instances`, seed 0) at
+protocol (hard instances + 10 random pairs per length, `dfst.protocol.evaluate.level_instances`, seed 0) at
 3, 30 and 300 digits *kills* a mutant when some instance's answer is wrong or the run does not halt.
 A mutant the protocol misses is then
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dfst.automata import HALT_MOVE, Rule, Transducer, make_transducer
-from dfst.evaluate import EvalConfig, level_instances
+from dfst.protocol.evaluate import EvalConfig, level_instances
 from dfst.studies.executors import check_workers
 from dfst.tasks.base import Instance, Task
 from dfst.tasks.solve import solve

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dfst.automata import Transducer, load_transducer
-from dfst.budget import Estimate, check_rollout
 from dfst.errors import DfstError
 from dfst.grid.grid import Layout
 from dfst.rollout import TableRun, run_table
 from dfst.tasks import TASKS
 from dfst.tasks.base import Instance, Task
+from dfst.tasks.budget import Estimate, check_rollout
 
 
 def task_summaries() -> list[dict]:

@@ -1,13 +1,13 @@
 """What `dfst train` will hold in memory, estimated before anything is recorded or allocated, and
-refused beyond --max-memory (dfst.budget's recording and replay estimates, plus the model, one
+refused beyond --max-memory (dfst.tasks.budget's recording and replay estimates, plus the model, one
 iteration's teacher-forced pass and the fine-tuning phase)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from dfst.budget import Estimate, check_estimate, estimate_recording
 from dfst.tasks.base import Task
+from dfst.tasks.budget import Estimate, check_estimate, estimate_recording
 from dfst.train.config import TrainConfig
 
 # ----------------------------------------------------------------------------- training

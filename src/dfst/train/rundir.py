@@ -53,12 +53,12 @@ from dfst.io.run_guard import (
     read_manifest,
     write_recorded,
 )
+
+# the names that other packages read live with dfst.io.targets (a run directory given on the command line)
+from dfst.io.targets import CONFIG_FILE, DATA_FILE, EXTRACTED_DIR, MODEL_DIR, RUN_FORMAT, SUMMARY_FILE
 from dfst.model.checkpoint import CONFIG_FILE as CHECKPOINT_CONFIG
 from dfst.model.checkpoint import OWN_FILES as CHECKPOINT_OWN
 from dfst.model.checkpoint import WEIGHTS_FILE
-
-# the names that other packages read live with dfst.targets (a run directory given on the command line)
-from dfst.targets import CONFIG_FILE, DATA_FILE, EXTRACTED_DIR, MODEL_DIR, RUN_FORMAT, SUMMARY_FILE
 from dfst.train.config import before_they_existed
 from dfst.train.state import train_state_bytes
 

@@ -7,7 +7,7 @@ are the largest tested N such that every tested length up to N passed.
 
 `--until-fail` climbs a geometric ladder of N until the first failure, a time budget or the memory
 bound and says which stopped it. The memory a length needs is estimated before it runs
-(`dfst.budget`): a given length over `max_memory` is refused before anything is evaluated.
+(`dfst.tasks.budget`): a given length over `max_memory` is refused before anything is evaluated.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from dfst.budget import Estimate, check_memory, estimate_eval, hard_digits
 from dfst.errors import DfstError
 from dfst.io.limits import default_max_memory
 from dfst.rollout import DfstWeights, InstanceResult, rollout
 from dfst.tasks.base import Task
+from dfst.tasks.budget import Estimate, check_memory, estimate_eval, hard_digits
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def level_instances(task: Task, n: int, cfg: EvalConfig) -> list:
 
 
 def level_estimate(task: Task, n: int, cfg: EvalConfig) -> Estimate:
-    """What one length of the protocol will hold (`dfst.budget.estimate_eval`)."""
+    """What one length of the protocol will hold (`dfst.tasks.budget.estimate_eval`)."""
     return estimate_eval(task, n, random=cfg.random, hard=cfg.hard)
 
 

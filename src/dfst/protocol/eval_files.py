@@ -1,6 +1,6 @@
 """What `dfst eval` leaves next to a checkpoint, and `dfst replay`'s re-run of the saved failure.
 
-    DIR/eval.json            the protocol's report (dfst.evaluate.run_protocol), with dfst_version
+    DIR/eval.json            the protocol's report (dfst.protocol.evaluate.run_protocol), with dfst_version
     DIR/eval.png             accuracy against N (dfst.plots)
     DIR/first_failure.json   the first instance that failed (removed when an evaluation has none)
 
