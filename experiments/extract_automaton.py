@@ -10,14 +10,19 @@ at 10, 1,000 and 100,000 digits.
 
 Results are in docs/training.md.
 """
-import sys, numpy as np, torch
+import sys
 from collections import Counter, defaultdict
-from dfst.model.checkpoint import load_checkpoint
+
+import numpy as np
+import torch
+
+from dfst.automata import MOVES, Rule, make_transducer
 from dfst.data import load_dataset
-from dfst.tasks import TASKS
-from dfst.automata import Rule, make_transducer, MOVES
+from dfst.grid.rollout import DfstWeights, rollout
+from dfst.model.checkpoint import load_checkpoint
 from dfst.model.compile import compile_agent
-from dfst.rollout import DfstWeights, rollout
+from dfst.tasks import TASKS
+
 run = sys.argv[1]; radius = float(sys.argv[2]) if len(sys.argv) > 2 else 0.1
 model, cfg = load_checkpoint(f"{run}/model"); ds = load_dataset(f"{run}/data.pto.zip")
 task = TASKS[cfg["task"]]; A, B, C, h0 = model.numpy_weights()

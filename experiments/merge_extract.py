@@ -12,11 +12,11 @@ import numpy as np
 from dfst.data import load_dataset
 from dfst.extract.cluster import cluster, read_rules, transducer_from_rules
 from dfst.extract.merge import merge_clusters, transitions
+from dfst.grid.rollout import DfstWeights
 from dfst.model import teacher_forced_points
 from dfst.model.checkpoint import load_checkpoint
 from dfst.model.compile import compile_agent
 from dfst.protocol.evaluate import EvalConfig, run_protocol
-from dfst.rollout import DfstWeights
 from dfst.tasks import get_task
 from dfst.tasks.base import BLANK
 

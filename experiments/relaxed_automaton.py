@@ -13,10 +13,17 @@ of each h_t: sharper states), --tau0/--tau1 (softmax temperature annealing).
 
 Results are in docs/training.md.
 """
-import sys, time, argparse, torch, numpy as np
-from dfst.tasks import TASKS
+import argparse
+import sys
+import time
+
+import numpy as np
+import torch
+
 from dfst.data.coverage import cover_instances
-from dfst.rollout import DfstWeights, rollout, run_table
+from dfst.grid.rollout import DfstWeights, rollout, run_table
+from dfst.tasks import TASKS
+
 p = argparse.ArgumentParser()
 p.add_argument("task"); p.add_argument("--seed", type=int, default=0); p.add_argument("--samples", type=int, default=20)
 p.add_argument("--maxd", type=int, default=3); p.add_argument("--d", type=int, default=0); p.add_argument("--iters", type=int, default=3000)

@@ -18,9 +18,9 @@ import torch.nn.functional as F
 from dfst.data import SAMPLERS
 from dfst.errors import DfstError
 from dfst.extract import extract
+from dfst.grid.rollout import DfstWeights
 from dfst.model.compile import compile_agent
 from dfst.protocol.evaluate import EvalConfig, run_protocol
-from dfst.rollout import DfstWeights
 from dfst.tasks import get_task
 from dfst.train.batches import Sequences
 

@@ -16,8 +16,8 @@ import argparse
 import json
 from pathlib import Path
 
+from dfst.grid.rollout import DfstWeights
 from dfst.protocol.evaluate import EvalConfig, run_protocol
-from dfst.rollout import DfstWeights
 from dfst.tasks import get_task
 from dfst.train.finetune import FinetuneConfig, read_run, tune
 

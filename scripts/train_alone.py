@@ -34,9 +34,9 @@ import torch
 
 from dfst.data import load_dataset
 from dfst.errors import DfstError
+from dfst.grid.rollout import DfstWeights
 from dfst.model import INITS, DFSTConfig, Population
 from dfst.protocol.evaluate import EvalConfig, run_protocol
-from dfst.rollout import DfstWeights
 from dfst.tasks import get_task
 from dfst.train import train
 from dfst.train.anchors import block_labels, initial_centres

@@ -13,8 +13,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dfst"
 LAYERS = [
     {"errors", "io", "model_size"},
-    {"automata", "drawing", "arith", "grid"},
-    {"tasks", "rollout"},
+    {"automata", "drawing", "grid"},
+    {"tasks"},
     {"data"},
     {"model"},
     {"results", "plots"},
@@ -54,7 +54,7 @@ def test_no_module_imports_from_a_layer_above_its_own():
 
 # Entries at the top of src/dfst (packages and loose modules). The goal is 15; the bound only ever
 # goes down, so that a new loose module has to find its package.
-TOP_ENTRIES_AT_MOST = 22
+TOP_ENTRIES_AT_MOST = 20
 
 
 def _module_name(path: Path) -> str:

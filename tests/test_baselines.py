@@ -15,8 +15,8 @@ from dfst.baselines.common import evaluate_predictor, length_ladder
 from dfst.baselines.results import MARK_END, MARK_START, replace_block, save_result
 from dfst.data import record_dataset
 from dfst.extract import extract
+from dfst.grid.rollout import rollout
 from dfst.results import Result
-from dfst.rollout import rollout
 from dfst.tasks import get_task
 
 ADD2 = get_task("add2")

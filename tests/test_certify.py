@@ -13,8 +13,8 @@ from dfst.automata import make_transducer, transducer_from_dict
 from dfst.certify import certify, check_certificate
 from dfst.certify.search import confirm
 from dfst.extract import extract
+from dfst.grid.rollout import DfstWeights, _run_dfst, engine_step, run_table
 from dfst.model.compile import compile_agent
-from dfst.rollout import DfstWeights, _run_dfst, engine_step, run_table
 from dfst.tasks import TASKS
 from dfst.tasks.base import Instance
 
@@ -155,7 +155,7 @@ def test_perturbed_compiled_model_extracts_to_an_equivalent_automaton(seed, name
     found = extract(DfstWeights.of(A, B, C, h0), method="lockstep", agent=task.agent).agent
     for n in range(1, 5):
         for inst in task.hard_instances(n) + task.random_instances(n, 3, seed=n):
-            from dfst.rollout import run_table
+            from dfst.grid.rollout import run_table
             got = run_table(found, task.layout(inst), task.max_steps(inst))
             want = run_table(task.agent, task.layout(inst), task.max_steps(inst))
             assert (got.outcome, got.steps) == (want.outcome, want.steps)

@@ -10,8 +10,8 @@ import pytest
 from dfst.certify import certify, check_certificate
 from dfst.certify.bounded import digits_within, orbit_steps
 from dfst.certify.search import confirm
+from dfst.grid.rollout import DfstWeights
 from dfst.model.compile import compile_agent
-from dfst.rollout import DfstWeights
 from dfst.tasks import TASKS
 from dfst.tasks.base import Instance
 

@@ -19,8 +19,8 @@ from dfst.certify.check import check_certificate
 from dfst.certify.gridproof import prove_unreachable
 from dfst.certify.gridreach import Reach, departures, initial_configs
 from dfst.certify.lockstep import explore
+from dfst.grid.rollout import DfstWeights
 from dfst.model.compile import compile_agent
-from dfst.rollout import DfstWeights
 from dfst.tasks import TASKS
 
 ADD2, MULT2 = TASKS["add2"], TASKS["mult2"]
@@ -77,7 +77,7 @@ def weights_of(agent):
 
 
 def test_the_remembering_agent_is_exact_on_grids_and_departs_on_symbol_paths():
-    from dfst.rollout import rollout
+    from dfst.grid.rollout import rollout
 
     weights = weights_of(remembering_agent())
     instances = [ADD2.check(a, b) for a, b in (("101", "11"), ("1", "111"), ("0", "0"), ("111", "1"))]
@@ -148,7 +148,7 @@ def test_a_correlation_between_the_rows_of_a_column_is_proved_by_the_joined_abst
     """mult2's case: every per-row abstraction reaches a departure; sets of whole columns do not."""
     from dfst.certify.gridjoin import reach_joined
     from dfst.certify.gridreach import reach
-    from dfst.rollout import rollout
+    from dfst.grid.rollout import rollout
 
     weights = weights_of(units_remembering_agent())
     instances = [MULT2.check(a, b) for a, b in (("1", "1"), ("1011", "1101"), ("111", "10"), ("0", "11"))]

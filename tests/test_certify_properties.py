@@ -17,8 +17,8 @@ from dfst.automata import Rule, make_transducer
 from dfst.certify import certify, check_certificate, core
 from dfst.certify.search import confirm
 from dfst.extract import extract
+from dfst.grid.rollout import DfstWeights
 from dfst.model.compile import compile_agent
-from dfst.rollout import DfstWeights
 from dfst.tasks import TASKS, Instance
 
 ADD2 = TASKS["add2"]

@@ -8,10 +8,10 @@ import torch
 
 from dfst.automata import MOVE_INDEX, MOVES, Rule, Transducer, make_transducer
 from dfst.grid.grid import Layout
+from dfst.grid.rollout import run_table
 from dfst.grid.world import Outcome
 from dfst.model import DFST
 from dfst.model.compile import compile_agent
-from dfst.rollout import run_table
 from dfst.tasks import TASKS, Task
 
 

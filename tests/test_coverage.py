@@ -52,7 +52,7 @@ def test_a_rule_the_first_pool_misses_is_found_in_a_bigger_one():
 
 def _pairs_by_replay(task, inst):
     """Consecutive (state, symbol) pairs of the expert's run, by the compiled table run's trace."""
-    from dfst.rollout import run_table
+    from dfst.grid.rollout import run_table
 
     agent, state, keys = task.agent, task.agent.initial, []
     for x, _, _ in run_table(agent, task.layout(inst), task.max_steps(inst), record=True).trace:

@@ -22,7 +22,7 @@ from dfst.data import (
     summarize,
 )
 from dfst.errors import DfstError
-from dfst.rollout import run_table
+from dfst.grid.rollout import run_table
 from dfst.tasks import TASKS
 from dfst.tasks.base import Instance, random_operand
 

@@ -9,10 +9,10 @@ from functools import cache
 import pytest
 
 from dfst.automata import Transducer, make_transducer
+from dfst.grid.rollout import DfstWeights, judge, run_dfst
 from dfst.grid.world import Outcome
 from dfst.model.compile import compile_agent
 from dfst.protocol.evaluate import EvalConfig, LevelReport, ladder, run_protocol, summarize, wilson_interval
-from dfst.rollout import DfstWeights, judge, run_dfst
 from dfst.tasks import TASKS, Instance
 
 REPORT_KEYS = {"task", "robust_max_digits", "probabilistic_max_digits", "stopped_by", "mode", "levels"}

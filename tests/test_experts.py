@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dfst.arith import exact_answer
 from dfst.errors import DfstError
+from dfst.grid.rollout import run_table
 from dfst.grid.world import Outcome, run_agent
-from dfst.rollout import run_table
 from dfst.tasks import TASKS, Instance, Task
+from dfst.tasks.arith import exact_answer
 
 ARITHMETIC = ["add2", "add10", "mult2", "mult10"]
 ADD_TASKS = [name for name in ARITHMETIC if TASKS[name].operation == "add"]
@@ -24,7 +24,7 @@ MULT_TASKS = [name for name in ARITHMETIC if TASKS[name].operation == "mult"]
 
 
 def int_answer(task: Task, a: str, b: str) -> str:
-    """The answer from Python ints, independent of dfst.arith."""
+    """The answer from Python ints, independent of dfst.tasks.arith."""
     x, y = int(a, task.base), int(b, task.base)
     value = x + y if task.operation == "add" else x * y
     return format(value, {2: "b", 10: "d"}[task.base])

@@ -11,9 +11,9 @@ from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
 from dfst.data import cover_dataset
 from dfst.errors import DfstError
 from dfst.extract import METHODS, Extraction, extract, register_method
+from dfst.grid.rollout import DfstWeights, run_table
 from dfst.model import teacher_forced_points
 from dfst.model.compile import compile_agent
-from dfst.rollout import DfstWeights, run_table
 from dfst.tasks import TASKS
 
 SAMPLES = {"add2": 20, "add10": 225, "mult2": 40, "mult10": 150}

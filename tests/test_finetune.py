@@ -10,7 +10,7 @@ import pytest
 
 from cli_helpers import assert_one_line_error, run, run_json
 from dfst.errors import DfstError
-from dfst.rollout import DfstWeights, engine_step
+from dfst.grid.rollout import DfstWeights, engine_step
 from dfst.train import TrainConfig, train
 from dfst.train.finetune import FinetuneConfig, finetune
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dfst import rollout
 from dfst.automata import MOVE_DELTA, MOVE_DELTAS, MOVES
 from dfst.cli.animate import _frames
+from dfst.grid import rollout
 from dfst.grid.grid import Grid
 from dfst.grid.world import Outcome, act, run_agent, step_agent
 from dfst.tasks import TASKS

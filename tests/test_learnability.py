@@ -10,8 +10,8 @@ import pytest
 
 from cli_helpers import assert_one_line_error, run
 from dfst.errors import DfstError
+from dfst.grid.rollout import run_table
 from dfst.grid.world import Outcome
-from dfst.rollout import run_table
 from dfst.studies.learnability import (
     check_results_directory,
     draw_agent,

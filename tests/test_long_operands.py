@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from dfst.grid.rollout import run_table
 from dfst.grid.world import Outcome
-from dfst.rollout import run_table
 from dfst.tasks import TASKS, Task
 
 pytestmark = pytest.mark.slow

@@ -12,9 +12,9 @@ from dfst.errors import DfstError
 from dfst.extract import extract
 from dfst.extract.cluster import cluster
 from dfst.extract.merge import folded_partition, merge_clusters
+from dfst.grid.rollout import rollout
 from dfst.model import teacher_forced_points
 from dfst.model.compile import compile_agent
-from dfst.rollout import rollout
 from dfst.tasks import get_task
 
 

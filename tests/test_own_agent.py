@@ -13,10 +13,10 @@ import random
 import pytest
 
 from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
-from dfst.arith import exact_answer
 from dfst.automata import transducer_from_dict
 from dfst.errors import DfstError
 from dfst.tasks import TASKS
+from dfst.tasks.arith import exact_answer
 from dfst.tasks.own_agent import AgentTask, agent_task
 
 ADD2 = TASKS["add2"]

@@ -14,10 +14,10 @@ from dfst.baselines.policy_models import MODELS, PolicyConfig, build_policy, par
 from dfst.baselines.policy_runner import TablePolicy, rollout_policy, run_policy
 from dfst.baselines.policy_train import train_policy
 from dfst.errors import DfstError
+from dfst.grid.rollout import run_table
 from dfst.grid.world import Outcome
 from dfst.model_size import param_count
 from dfst.results import Result
-from dfst.rollout import run_table
 from dfst.studies.mutations import mutants
 from dfst.tasks import get_task
 from dfst.tasks.base import Instance

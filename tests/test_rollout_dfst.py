@@ -11,12 +11,12 @@ from functools import cache
 import numpy as np
 import pytest
 
-import dfst.rollout
+import dfst.grid.rollout
 from dfst.automata import MOVE_DELTA, MOVE_INDEX, MOVES, make_transducer
 from dfst.grid.grid import Layout
+from dfst.grid.rollout import DfstWeights, judge, rollout, run_dfst
 from dfst.grid.world import Outcome, run_agent
 from dfst.model.compile import compile_agent
-from dfst.rollout import DfstWeights, judge, rollout, run_dfst
 from dfst.studies.bench import dense_expert
 from dfst.tasks import TASKS, Instance
 
@@ -217,7 +217,7 @@ def test_chunked_run_equals_unchunked_and_reports_every_step(monkeypatch, name, 
         reference = run_dfst(weights, layout, max_steps)
         calls = []
         with monkeypatch.context() as patch:
-            patch.setattr(dfst.rollout, "CHUNK_STEPS", 7)
+            patch.setattr(dfst.grid.rollout, "CHUNK_STEPS", 7)
             run = run_dfst(weights, layout, max_steps, on_steps=calls.append)
         assert (run.outcome, run.steps, run.head) == (outcome, reference.steps, reference.head)
         np.testing.assert_array_equal(run.cells, reference.cells)

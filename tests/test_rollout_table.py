@@ -7,8 +7,8 @@ import pytest
 
 from dfst.automata import Rule, Transducer, make_transducer
 from dfst.grid.grid import Layout
+from dfst.grid.rollout import run_table
 from dfst.grid.world import Outcome, run_agent
-from dfst.rollout import run_table
 from dfst.tasks import TASKS
 
 ALPHABET = ("0", "1", "_")

@@ -25,10 +25,10 @@ import torch
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from dfst.arith import DIGIT_CHARS, canonical, digits_to_text
 from dfst.baselines.common import Predictor, count_params, evaluate_predictor, hardware
 from dfst.errors import DfstError
 from dfst.results import Result
+from dfst.tasks.arith import DIGIT_CHARS, canonical, digits_to_text
 from dfst.tasks.base import Instance, Task, random_operand
 
 LAYOUTS = ("concat", "aligned")

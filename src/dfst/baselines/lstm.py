@@ -20,7 +20,6 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from dfst.arith import DIGIT_CHARS, canonical
 from dfst.baselines.common import (
     BaselineResult,
     clipped_step,
@@ -30,6 +29,7 @@ from dfst.baselines.common import (
     length_ladder,
     sample_pairs,
 )
+from dfst.tasks.arith import DIGIT_CHARS, canonical
 from dfst.tasks.base import Instance, Task
 
 DEFAULTS: dict = {

@@ -3,7 +3,7 @@
 A policy is anything with `start(batch) -> state` and `step(state, reads) -> (state, writes, moves)`
 over numpy arrays of one entry per instance: it sees only the symbol under each head, as a DFST.
 The runner keeps the grids (one padded uint8 array), the heads and the verdicts, and repeats
-`_run_table`'s step exactly (`dfst.rollout`):
+`_run_table`'s step exactly (`dfst.grid.rollout`):
 
 - read x under the head; a move outside 0..4 is NO_RULE after t steps, nothing written;
 - write; the move S halts after t + 1 steps where the head stands (the halting write counts);
@@ -12,7 +12,7 @@ The runner keeps the grids (one padded uint8 array), the heads and the verdicts,
 - no halt within the instance's bound is STEP_LIMIT after exactly `bound` steps; a halt on step
   `bound` itself is HALTED.
 
-Every instance's answer is read and judged as `dfst.rollout.judge` does (only after a halt), so a
+Every instance's answer is read and judged as `dfst.grid.rollout.judge` does (only after a halt), so a
 policy scores here what the table engine would score: `TablePolicy` (an automaton) is the test.
 Finished rows keep being stepped with a dummy read (their outputs are dropped), so a policy's state
 never has to be re-indexed; the batch stops when every row has finished.
@@ -26,7 +26,16 @@ import numpy as np
 
 from dfst.automata import MOVE_DELTAS, STOP, Transducer
 from dfst.grid.grid import Layout
-from dfst.rollout import HALTED, NO_RULE, OFF_LAYOUT, OUTCOMES, STEP_LIMIT, InstanceResult, TableRun, judge
+from dfst.grid.rollout import (
+    HALTED,
+    NO_RULE,
+    OFF_LAYOUT,
+    OUTCOMES,
+    STEP_LIMIT,
+    InstanceResult,
+    TableRun,
+    judge,
+)
 from dfst.tasks.base import Instance, Task
 
 RUNNING = -1
@@ -103,7 +112,7 @@ def _finish(outcome: np.ndarray, steps: np.ndarray, rows: np.ndarray, code: int,
 def rollout_policy(task: Task, policy: Policy, instances: list[Instance],
                    bounds: list[int] | None = None) -> list[InstanceResult]:
     """Run `policy` on the instances as one batch (bounds default to the task's step bounds) and
-    judge each run as `dfst.rollout.rollout` does."""
+    judge each run as `dfst.grid.rollout.rollout` does."""
     layouts = [task.layout(inst) for inst in instances]
     bounds = [task.max_steps(inst) for inst in instances] if bounds is None else bounds
     runs = run_policy(policy, layouts, bounds)

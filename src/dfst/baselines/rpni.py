@@ -24,8 +24,8 @@ from dfst.automata import Transducer
 from dfst.baselines.common import BaselineResult, hardware, max_passing
 from dfst.errors import DfstError
 from dfst.extract import extract
+from dfst.grid.rollout import DfstWeights, run_table
 from dfst.protocol.evaluate import EvalConfig, run_protocol
-from dfst.rollout import DfstWeights, run_table
 from dfst.tasks.base import Task
 
 DEFAULTS: dict = {

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dfst.arith import canonical
+from dfst.tasks.arith import canonical
 
 DIGITS = "0123456789"
 CARRY_DIGITS = "abcdefghij"      # digit d with a carry out of its column

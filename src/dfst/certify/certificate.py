@@ -17,7 +17,7 @@ from dfst.certify.frame import U32
 from dfst.certify.gridreach import MAX_LEN, Reach, departures
 from dfst.certify.lockstep import Graph
 from dfst.certify.regions import RegionProof
-from dfst.rollout import DfstWeights
+from dfst.grid.rollout import DfstWeights
 
 FORMAT, VERSION = "dfst-certificate", 1
 

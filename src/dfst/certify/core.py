@@ -36,7 +36,7 @@ from dfst.certify.lockstep import Disagreement, Graph, TooManyNodes, explore
 from dfst.certify.regions import RegionProof, prove_regions
 from dfst.certify.result import Result, counterexample_report
 from dfst.certify.search import MAX_PAIRS
-from dfst.rollout import DfstWeights
+from dfst.grid.rollout import DfstWeights
 from dfst.tasks.base import Task
 
 TOLERANCES = (1e-6, 1e-4, 1e-3, 1e-2)  # clustering radii tried after the exact exploration

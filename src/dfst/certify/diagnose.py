@@ -23,7 +23,7 @@ from dfst.certify.bounds import slack
 from dfst.certify.lockstep import HALT, Graph
 from dfst.certify.regions import RegionProof
 from dfst.certify.search import confirm
-from dfst.rollout import DfstWeights, run_table
+from dfst.grid.rollout import DfstWeights, run_table
 from dfst.tasks.base import Task
 
 MAX_CYCLES = 300

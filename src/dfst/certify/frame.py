@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dfst.rollout import direction
+from dfst.grid.rollout import direction
 
 U32 = 2.0 ** -24  # unit roundoff of float32
 MAX_CONDITION = 1e8  # beyond this the float64 evaluation of the bounds is not trusted

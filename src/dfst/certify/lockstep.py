@@ -19,7 +19,7 @@ import numpy as np
 
 from dfst.automata import HALT_TARGET as HALT
 from dfst.automata import STOP, Transducer
-from dfst.rollout import DfstWeights, direction, engine_step
+from dfst.grid.rollout import DfstWeights, direction, engine_step
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from dfst.certify.bounds import EdgeBounds, edge_bounds, margin_limits, slack
 from dfst.certify.frame import MAX_CONDITION, Frame, make_frame
 from dfst.certify.lockstep import HALT, Graph
 from dfst.certify.norms import deviation_weights
-from dfst.rollout import DfstWeights
+from dfst.grid.rollout import DfstWeights
 
 MAX_ROUNDS = 20000
 INFLATE = 1 + 1e-6

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from dfst.automata import MOVES, Transducer
 from dfst.certify.lockstep import Disagreement, Graph
 from dfst.certify.search import confirm, departing_instance, instance_reading
-from dfst.rollout import DfstWeights
+from dfst.grid.rollout import DfstWeights
 from dfst.tasks.base import Task
 
 

@@ -28,9 +28,9 @@ def certify_checkpoint(checkpoint: str | Path, *, task: str | None = None,
     length (or, with `digits`, for every instance of at most that many digits) and the certificate
     accepted by the independent checker. A certificate is written to `out`, if given (the caller
     checks `out` with `dfst.io.outputs.check_output_file` before the search)."""
+    from dfst.grid.rollout import DfstWeights
     from dfst.io.outputs import write_json
     from dfst.model.checkpoint import load_checkpoint
-    from dfst.rollout import DfstWeights
     from dfst.tasks.own_agent import checkpoint_task
 
     model, config = load_checkpoint(checkpoint)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 
 from dfst.automata import Transducer
-from dfst.rollout import DfstWeights, InstanceResult, first_disagreement, rollout, run_table
+from dfst.grid.rollout import DfstWeights, InstanceResult, first_disagreement, rollout, run_table
 from dfst.tasks.base import Instance, Task
 
 MAX_PAIRS = 20000  # instances tried at most

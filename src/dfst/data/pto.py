@@ -47,11 +47,11 @@ import numpy as np
 import dfst
 from dfst.automata import MOVES, STOP
 from dfst.errors import DfstError
+from dfst.grid.rollout import run_table
 from dfst.grid.world import Outcome
 from dfst.io.inputs import parse_json, read_zip_members, zip_members
 from dfst.io.limits import MAX_ZIP_RATIO, ZIP_RATIO_FLOOR
 from dfst.io.outputs import check_output_file, write_atomic
-from dfst.rollout import run_table
 from dfst.tasks.base import Instance, Task
 from dfst.tasks.own_agent import reference_json
 

@@ -2,7 +2,7 @@
 
     extract(model, ptos, method="merge") -> Extraction(agent, radius, clusters, pairs, method)
 
-`model` is a `dfst.model.DFST`, a `dfst.rollout.DfstWeights` or the arrays (A, B, C, h0); `ptos`
+`model` is a `dfst.model.DFST`, a `dfst.grid.rollout.DfstWeights` or the arrays (A, B, C, h0); `ptos`
 a `dfst.data.PtoDataset` or a list of (T, 3) arrays of (read, write, move). The methods:
 
   merge     (default) the teacher-forced states on the PTOs, clustered, folded and merged

@@ -23,7 +23,7 @@ def extract_lockstep(weights: Sequence[np.ndarray], traces: Sequence[np.ndarray]
     """The minimised automaton of the lockstep graph with `reference` (the traces are not used)."""
     from dfst.certify.automaton import graph_automaton
     from dfst.certify.lockstep import TooManyNodes, explore
-    from dfst.rollout import DfstWeights
+    from dfst.grid.rollout import DfstWeights
 
     try:
         graph = explore(DfstWeights.of(*weights), reference, rescale=rescale, tol=tol, max_nodes=max_nodes,

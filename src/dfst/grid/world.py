@@ -4,7 +4,7 @@ It is deliberately plain; every fast engine in dfst is tested equal to it. The m
 "write, then stop": the run halts after the step that emits it.
 
 `step_agent` is the one grid step in Python; `run_agent`, the Gymnasium-style `GridEnv` (its world
-half, `act`) and `dfst solve --animate` all go through it. The numba kernels in `dfst.rollout` are the
+half, `act`) and `dfst solve --animate` all go through it. The numba kernels in `dfst.grid.rollout` are the
 one fast path and are tested equal to `run_agent`. A grid here is anything indexed by (row, col): the
 sparse `Grid` or a layout's dense array (whose caller keeps the head inside it).
 """

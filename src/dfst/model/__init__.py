@@ -17,7 +17,7 @@ or a log-depth scan of prefix products (`dfst.model.scan`). `readout` and `teach
 float64 form on PTOs, scaled by exact powers of two, that extraction (`dfst.extract`) clusters.
 `Population` holds R restarts with a leading axis on every weight. Closed-loop execution on the
 grid (the numba engine, and its one step callable from Python, `engine_step`) lives in
-`dfst.rollout`, which takes the weights as numpy arrays (`numpy_weights`).
+`dfst.grid.rollout`, which takes the weights as numpy arrays (`numpy_weights`).
 """
 
 from __future__ import annotations

@@ -17,6 +17,15 @@ from pathlib import Path
 from dfst import __version__
 from dfst.errors import DfstError
 from dfst.grid.grid import Layout
+from dfst.grid.rollout import (
+    DfstWeights,
+    InstanceResult,
+    TableRun,
+    first_disagreement,
+    judge,
+    run_dfst,
+    run_table,
+)
 from dfst.io.inputs import read_json_file
 from dfst.io.outputs import (
     claim_output,
@@ -28,7 +37,6 @@ from dfst.io.outputs import (
     writable_directory,
     write_json,
 )
-from dfst.rollout import DfstWeights, InstanceResult, TableRun, first_disagreement, judge, run_dfst, run_table
 from dfst.tasks import Instance, Task
 
 REPORT_FILE, PLOT_FILE, FAILURE_FILE = "eval.json", "eval.png", "first_failure.json"

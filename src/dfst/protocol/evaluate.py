@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 from dfst.errors import DfstError
+from dfst.grid.rollout import DfstWeights, InstanceResult, rollout
 from dfst.io.limits import default_max_memory
-from dfst.rollout import DfstWeights, InstanceResult, rollout
 from dfst.tasks.base import Task
 from dfst.tasks.budget import Estimate, check_memory, estimate_eval, hard_digits
 

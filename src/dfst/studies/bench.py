@@ -19,8 +19,8 @@ import torch
 
 from dfst.automata import MOVE_DELTAS, STOP
 from dfst.errors import DfstError
+from dfst.grid.rollout import DfstWeights, rollout, run_dfst
 from dfst.io.limits import default_max_memory
-from dfst.rollout import DfstWeights, rollout, run_dfst
 from dfst.tasks import TASKS
 from dfst.tasks.budget import check_rollout
 

@@ -74,8 +74,8 @@ def draw_agent(rng: np.random.Generator, d: int, lengths: tuple[int, ...]):
 def _well_behaved(task, lengths: tuple[int, ...]) -> bool:
     """Halts on every string of 1..EXHAUSTIVE symbols and on random strings at `lengths`, with every
     state used."""
+    from dfst.grid.rollout import run_table
     from dfst.grid.world import Outcome
-    from dfst.rollout import run_table
 
     instances = task.short_instances(EXHAUSTIVE)
     instances += [i for n in lengths for i in task.random_instances(n, 3, seed=n)]
@@ -129,9 +129,9 @@ def learn_cell(task, samples: int, seed: int, out: Path) -> dict:
 
 
 def _score_checkpoint(task, model_dir: Path, digits: int) -> int:
+    from dfst.grid.rollout import DfstWeights
     from dfst.model.checkpoint import load_checkpoint
     from dfst.protocol.evaluate import EvalConfig, run_protocol
-    from dfst.rollout import DfstWeights
 
     model, _ = load_checkpoint(model_dir)
     weights = DfstWeights.of(*model.numpy_weights())

@@ -120,8 +120,8 @@ def judge(task: Task, mutant: Mutant, search: Callable[[], list[Instance]]) -> V
     policies part."""
     from dfst.certify import certify
     from dfst.certify.lockstep import Disagreement, explore
+    from dfst.grid.rollout import DfstWeights
     from dfst.model.compile import compile_agent
-    from dfst.rollout import DfstWeights
 
     agent = mutant.apply(task.agent)
     length = protocol_kill(task, agent)

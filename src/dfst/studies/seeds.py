@@ -31,13 +31,13 @@ from pathlib import Path
 from dfst.baselines.common import hardware
 from dfst.certify.saved import certify_checkpoint
 from dfst.errors import DfstError
+from dfst.grid.rollout import DfstWeights
 from dfst.io.inputs import read_json_file
 from dfst.io.outputs import file_kind, remove_stale_temporaries, write_atomic
 from dfst.io.run_guard import FORCE_HINT
 from dfst.model.checkpoint import load_checkpoint
 from dfst.protocol.evaluate import EvalConfig, run_protocol
 from dfst.results import Result, result_bytes
-from dfst.rollout import DfstWeights
 from dfst.tasks.hard import hard_set_version
 from dfst.train import TrainConfig, train
 from dfst.train.batches import dataset_sha256

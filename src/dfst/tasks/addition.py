@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from dfst.arith import text_to_digits
 from dfst.automata import Transducer, make_transducer
 from dfst.grid.grid import Layout
 from dfst.tasks.adder import adder_rules, adder_states
+from dfst.tasks.arith import text_to_digits
 from dfst.tasks.base import BLANK, alphabet_for
 
 ROW_A, ROW_B = 1, 2

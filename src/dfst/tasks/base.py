@@ -12,10 +12,10 @@ from itertools import product
 
 import numpy as np
 
-from dfst.arith import canonical, check_operand, digit_symbols, digits_to_text, exact_answer
 from dfst.automata import Transducer
 from dfst.errors import DfstError
 from dfst.grid.grid import Grid, Layout
+from dfst.tasks.arith import canonical, check_operand, digit_symbols, digits_to_text, exact_answer
 from dfst.tasks.readout import READOUTS
 
 BLANK = "_"

@@ -7,7 +7,8 @@ Everything a run holds grows linearly with the operand lengths n and m; nothing 
               held twice (the layout and the engine's working copy), and the digit arrays drawn into it
     operands  the digit strings held, and the int64 draws that generate random ones
     answer    Python's exact answer (int, or libmpdec for long base-10 operands: linear to convert,
-              see `dfst.arith`), the readout of the grid (an index array and the text) and the answers kept
+              see `dfst.tasks.arith`), the readout of the grid (an index array and the text) and the
+              answers kept
     report    JSON of the operands and the answer (`solve --json`, eval's saved failure)
 
 The engines' own working arrays do not grow with N (a DFST run keeps h and one output vector; the

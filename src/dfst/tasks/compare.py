@@ -38,10 +38,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from dfst.arith import compare_numbers, digit_symbols
 from dfst.automata import Rule, Transducer, make_transducer
 from dfst.grid.grid import Layout
 from dfst.tasks.addition import ROW_B, draw_addition
+from dfst.tasks.arith import compare_numbers, digit_symbols
 from dfst.tasks.base import BLANK, Instance, alphabet_for, random_operand
 from dfst.tasks.hard import digit_pairs
 

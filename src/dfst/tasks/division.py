@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dfst.arith import canonical, digit_symbols
 from dfst.automata import Rule, Transducer, make_transducer
 from dfst.grid.grid import Layout
+from dfst.tasks.arith import canonical, digit_symbols
 from dfst.tasks.base import BLANK, Instance, alphabet_for, random_operand
 from dfst.tasks.oneline import symbol_values
 

@@ -32,8 +32,8 @@ import numpy as np
 
 from dfst.errors import DfstError
 from dfst.grid.grid import Layout
+from dfst.grid.rollout import run_table
 from dfst.grid.world import Outcome
-from dfst.rollout import run_table
 from dfst.tasks.base import Instance, Task
 
 SHORT_RANDOM = 8  # seeded random instances per length, 1 to 5 symbols
@@ -52,7 +52,7 @@ class ExpertCheck:
 
     instances: int
     lengths: tuple[int, ...]
-    against: str  # "or2's answer function (or_answer)", "Python's integers (dfst.arith)"
+    against: str  # "or2's answer function (or_answer)", "Python's integers (dfst.tasks.arith)"
 
     @property
     def max_digits(self) -> int:
@@ -71,7 +71,7 @@ class ExpertCheck:
 def answer_source(task: Task) -> str:
     """Where `task.expected` takes its answers from, in words."""
     if task.answer is None:
-        return "Python's integers (dfst.arith.exact_answer)"
+        return "Python's integers (dfst.tasks.arith.exact_answer)"
     return f"{task.name}'s answer function ({getattr(task.answer, '__qualname__', 'answer')})"
 
 

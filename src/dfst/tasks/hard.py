@@ -7,7 +7,7 @@ operands have leading zeros on purpose (all-zero operands, 0…02), since the gr
 
 from __future__ import annotations
 
-from dfst.arith import digit_symbols
+from dfst.tasks.arith import digit_symbols
 from dfst.tasks.base import Instance
 
 # Which hard set a stored result was evaluated with: 2 added carries past the shorter operand

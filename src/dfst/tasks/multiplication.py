@@ -25,10 +25,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from dfst.arith import text_to_digits
 from dfst.automata import Rule, Transducer, make_transducer
 from dfst.grid.grid import Layout
 from dfst.tasks.adder import adder_rules, adder_states
+from dfst.tasks.arith import text_to_digits
 from dfst.tasks.base import BLANK, alphabet_for
 
 ROW_B, ROW_A, ROW_ACC = 1, 2, 3

@@ -9,7 +9,7 @@ fault. States no rule can reach are reported (`unreachable`) and dropped, so the
 in d, not in coverage).
 
 An `AgentTask` is a `Task` with `agent` the user's agent and `expected` that agent's own answer, run
-by the table engine (`dfst.rollout.run_table`, checked against the reference simulator in the tests):
+by the table engine (`dfst.grid.rollout.run_table`, checked against the reference simulator in the tests):
 every command that takes a task then records the agent's PTOs, trains on them and scores a model on
 how exactly it imitates the agent, even when the agent computes another function than the task's.
 `reference` says which answer a score is against: "task" (Python's integers) or "agent".
@@ -23,8 +23,8 @@ from pathlib import Path
 
 from dfst.automata import Transducer, make_transducer, transducer_from_dict
 from dfst.errors import DfstError
+from dfst.grid.rollout import run_table
 from dfst.grid.world import Outcome
-from dfst.rollout import run_table
 from dfst.tasks.base import Instance, Task
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dfst.arith import canonical, digits_to_text
+from dfst.tasks.arith import canonical, digits_to_text
 
 
 def _digit_run(line: np.ndarray, base: int) -> np.ndarray:

@@ -16,7 +16,7 @@ from pathlib import Path
 from dfst.automata import Transducer, load_transducer
 from dfst.errors import DfstError
 from dfst.grid.grid import Layout
-from dfst.rollout import TableRun, run_table
+from dfst.grid.rollout import TableRun, run_table
 from dfst.tasks import TASKS
 from dfst.tasks.base import Instance, Task
 from dfst.tasks.budget import Estimate, check_rollout

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dfst.arith import compare_numbers, exact_answer
 from dfst.automata import Rule, Transducer, make_transducer
+from dfst.tasks.arith import compare_numbers, exact_answer
 from dfst.tasks.base import BLANK, Instance, alphabet_for, random_operand
 from dfst.tasks.hard import hard_addition
 

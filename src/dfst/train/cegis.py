@@ -22,11 +22,11 @@ from pathlib import Path
 
 from dfst.data import SAMPLERS, PtoDataset, record_instances
 from dfst.errors import DfstError
+from dfst.grid.rollout import DfstWeights
 from dfst.io.inputs import read_json_file
 from dfst.io.outputs import file_kind, is_temp_of, remove_own_file, write_json
 from dfst.io.run_guard import LOCK_FILE, run_lock
 from dfst.model.checkpoint import load_checkpoint
-from dfst.rollout import DfstWeights
 from dfst.tasks import Instance, Task
 from dfst.tasks.own_agent import resolve_task
 from dfst.train.config import TrainConfig

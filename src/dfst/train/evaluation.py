@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dfst.data import PtoDataset
 from dfst.errors import DfstError
+from dfst.grid.rollout import DfstWeights
 from dfst.model import DFST
 from dfst.protocol.evaluate import EvalConfig, run_protocol
-from dfst.rollout import DfstWeights
 from dfst.tasks import Task
 from dfst.train.config import TrainConfig
 
