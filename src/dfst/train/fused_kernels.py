@@ -173,6 +173,7 @@ def objective_and_gradient(A, AT, B, C, h0, reads, writes, moves, lengths, noise
 @numba.njit(cache=True, parallel=True, fastmath=FAST)
 def _in_parallel(A, AT, B, C, h0, reads, writes, moves, lengths, noise, has_noise, normalise, loss,
                  vertex_weight, chunks):
+    """`objective_and_gradient`: the chunks side by side, then their sums in chunk order."""
     buffers = _buffers(A, B, C, h0, chunks)
     for c in numba.prange(chunks):
         _run_chunk(c, A, AT, B, C, h0, reads, writes, moves, lengths, noise, has_noise, normalise, loss,
