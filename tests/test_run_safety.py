@@ -422,7 +422,10 @@ def test_json_output_is_json_only(capsys, tmp_path):
 
 # ----------------------------------------------------------------------------- kill -9
 
-TRAIN = (*TRAIN_ADD2, "--samples", "4", "--max-digits", "2", "--iters", "400", "--restarts", "1",
+# long enough that a kill 0.3 s after the first checkpoint lands mid-run (400 fused iterations of
+# this run end in a fraction of a second, and the kill then found the run finished)
+TRAIN_ITERS = 4000
+TRAIN = (*TRAIN_ADD2, "--samples", "4", "--max-digits", "2", "--iters", str(TRAIN_ITERS), "--restarts", "1",
          "--eval-every", "0", "--checkpoint-every", "50")
 REPRODUCE = ("reproduce", "--tasks", "add2:1", "--iters", "200", "--restarts", "1", "--no-certify",
              "--time-budget", "2")
@@ -458,7 +461,7 @@ def assert_whole_run(out: Path) -> None:
         assert load_file(out / "train_state.safetensors")
     finished = (out / "summary.json").exists()
     if finished:
-        assert json.loads((out / "summary.json").read_text())["iterations"] == 400
+        assert json.loads((out / "summary.json").read_text())["iterations"] == TRAIN_ITERS
     check_manifest(out, None if finished else ("config.json", "data.pto.zip", "train_state.safetensors"))
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")] or not finished
 
