@@ -156,6 +156,7 @@ def _through_normalise(g_s, s, norm, normalise, noise, has_noise, out):
         out[j] = (g_s[j] - u * dot) / norm
 
 
+@numba.njit(cache=True, parallel=True, fastmath=FAST)
 def objective_and_gradient(A, AT, B, C, h0, reads, writes, moves, lengths, noise, has_noise, normalise, loss,
                            vertex_weight, chunks):
     """Per restart: the loss, the vertex penalty, and the gradient of loss + vertex_weight·vertex with
@@ -163,59 +164,30 @@ def objective_and_gradient(A, AT, B, C, h0, reads, writes, moves, lengths, noise
     its last two axes swapped), B (R,k,K,d), C (R,k,5,d), h0 (R,d), reads/writes/moves (b,T) int64,
     lengths (b,) int64, noise (R,b,T,d) (a (1,1,T,d) array, unread, when has_noise is False).
 
-    Compiled as a parallel loop even for one chunk: numba then tells LLVM that the arrays do not
-    alias, and the same arithmetic ran in 4.8 ms instead of 6.0 (add10's batch, one process). Its
+    A parallel loop even for one chunk: numba then tells LLVM that the arrays do not alias, and the
+    same arithmetic ran in 4.8 ms instead of 6.0 compiled serially (add10's batch, one process). Its
     workers must not spin between calls (`dfst.train.fused` picks numba's workqueue threads)."""
-    return _in_parallel(A, AT, B, C, h0, reads, writes, moves, lengths, noise, has_noise, normalise, loss,
-                        vertex_weight, chunks)
-
-
-@numba.njit(cache=True, parallel=True, fastmath=FAST)
-def _in_parallel(A, AT, B, C, h0, reads, writes, moves, lengths, noise, has_noise, normalise, loss,
-                 vertex_weight, chunks):
-    """`objective_and_gradient`: the chunks side by side, then their sums in chunk order."""
-    buffers = _buffers(A, B, C, h0, chunks)
-    for c in numba.prange(chunks):
-        _run_chunk(c, A, AT, B, C, h0, reads, writes, moves, lengths, noise, has_noise, normalise, loss,
-                   vertex_weight, chunks, buffers)
-    return _totals(buffers, lengths)
-
-
-@numba.njit(cache=True, fastmath=FAST)
-def _buffers(A, B, C, h0, chunks):
-    """One gradient buffer per chunk for A, B, C and h0, and (loss, vertex) sums per chunk and restart."""
-    return (np.zeros((chunks,) + A.shape, dtype=np.float32), np.zeros((chunks,) + B.shape, dtype=np.float32),
-            np.zeros((chunks,) + C.shape, dtype=np.float32), np.zeros((chunks,) + h0.shape, dtype=np.float32),
-            np.zeros((chunks, A.shape[0], 2), dtype=np.float32))
-
-
-@numba.njit(cache=True, fastmath=FAST)
-def _run_chunk(c, A, AT, B, C, h0, reads, writes, moves, lengths, noise, has_noise, normalise, loss,
-               vertex_weight, chunks, buffers):
-    """The sequences of chunk c (of restarts x samples, in order), into chunk c's buffers."""
-    gA, gB, gC, gh0, parts = buffers
     R, b, T, d = A.shape[0], reads.shape[0], reads.shape[1], A.shape[2]
     n_real = np.float32(lengths.sum())
     jobs = R * b
     per_chunk = (jobs + chunks - 1) // chunks
-    states = np.zeros((T, d), dtype=np.float32)
-    norms = np.zeros(T, dtype=np.float32)
-    work = np.zeros((4, max(d, B.shape[2], C.shape[2])), dtype=np.float32)
-    for job in range(c * per_chunk, min(jobs, (c + 1) * per_chunk)):
-        r, i = job // b, job % b
-        nz = noise[r, i] if has_noise else noise[0, 0]
-        lv, vv = _sequence(A[r], AT[r], B[r], C[r], h0[r], reads[i], writes[i], moves[i], lengths[i],
-                           nz, has_noise, normalise, loss, n_real, vertex_weight,
-                           gA[c, r], gB[c, r], gC[c, r], gh0[c, r], states, norms, work)
-        parts[c, r, 0] += lv
-        parts[c, r, 1] += vv
-
-
-@numba.njit(cache=True, fastmath=FAST)
-def _totals(buffers, lengths):
-    """The chunks' sums, in chunk order: (losses, vertex, gA, gB, gC, gh0)."""
-    gA, gB, gC, gh0, parts = buffers
-    n_real = np.float32(lengths.sum())
+    gA = np.zeros((chunks,) + A.shape, dtype=np.float32)
+    gB = np.zeros((chunks,) + B.shape, dtype=np.float32)
+    gC = np.zeros((chunks,) + C.shape, dtype=np.float32)
+    gh0 = np.zeros((chunks,) + h0.shape, dtype=np.float32)
+    parts = np.zeros((chunks, R, 2), dtype=np.float32)  # (loss, vertex) sums per chunk and restart
+    for c in numba.prange(chunks):
+        states = np.zeros((T, d), dtype=np.float32)
+        norms = np.zeros(T, dtype=np.float32)
+        work = np.zeros((4, max(d, B.shape[2], C.shape[2])), dtype=np.float32)
+        for job in range(c * per_chunk, min(jobs, (c + 1) * per_chunk)):
+            r, i = job // b, job % b
+            nz = noise[r, i] if has_noise else noise[0, 0]
+            lv, vv = _sequence(A[r], AT[r], B[r], C[r], h0[r], reads[i], writes[i], moves[i], lengths[i],
+                               nz, has_noise, normalise, loss, n_real, vertex_weight,
+                               gA[c, r], gB[c, r], gC[c, r], gh0[c, r], states, norms, work)
+            parts[c, r, 0] += lv
+            parts[c, r, 1] += vv
     out = parts.sum(axis=0)
     losses = out[:, 0] / (np.float32(2.0) * n_real)
     vertex = out[:, 1] / n_real
