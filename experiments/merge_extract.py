@@ -16,7 +16,8 @@ from dfst.grid.rollout import DfstWeights
 from dfst.model import teacher_forced_points
 from dfst.model.checkpoint import load_checkpoint
 from dfst.model.compile import compile_agent
-from dfst.protocol.evaluate import EvalConfig, run_protocol
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.evaluate import run_protocol
 from dfst.tasks import get_task
 from dfst.tasks.base import BLANK
 

@@ -20,7 +20,8 @@ from dfst.errors import DfstError
 from dfst.extract import extract
 from dfst.grid.rollout import DfstWeights
 from dfst.model.compile import compile_agent
-from dfst.protocol.evaluate import EvalConfig, run_protocol
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.evaluate import run_protocol
 from dfst.tasks import get_task
 from dfst.train.batches import Sequences
 

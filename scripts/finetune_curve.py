@@ -17,7 +17,8 @@ import json
 from pathlib import Path
 
 from dfst.grid.rollout import DfstWeights
-from dfst.protocol.evaluate import EvalConfig, run_protocol
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.evaluate import run_protocol
 from dfst.tasks import get_task
 from dfst.train.finetune import FinetuneConfig, read_run, tune
 

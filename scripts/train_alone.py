@@ -36,7 +36,8 @@ from dfst.data import load_dataset
 from dfst.errors import DfstError
 from dfst.grid.rollout import DfstWeights
 from dfst.model import INITS, DFSTConfig, Population
-from dfst.protocol.evaluate import EvalConfig, run_protocol
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.evaluate import run_protocol
 from dfst.tasks import get_task
 from dfst.train import train
 from dfst.train.anchors import block_labels, initial_centres

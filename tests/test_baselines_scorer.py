@@ -11,8 +11,10 @@ import pytest
 
 from dfst.baselines.common import evaluate_predictor
 from dfst.protocol import score
-from dfst.protocol.evaluate import EvalConfig, level_instances, wilson_interval
-from dfst.protocol.scorer import max_passing
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.instances import level_instances
+from dfst.protocol.ladder import max_passing
+from dfst.protocol.tally import wilson_interval
 from dfst.tasks import get_task
 from dfst.tasks.base import Instance
 

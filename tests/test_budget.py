@@ -17,7 +17,8 @@ from dfst.automata import transducer_from_dict
 from dfst.errors import DfstError
 from dfst.io.limits import GiB, MiB
 from dfst.model.compile import check_dense_size, compile_agent
-from dfst.protocol.evaluate import EvalConfig, run_protocol
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.evaluate import run_protocol
 from dfst.tasks import TASKS
 from dfst.tasks.budget import (
     ANSWER_OVERHEAD,

@@ -12,7 +12,10 @@ from dfst.automata import Transducer, make_transducer
 from dfst.grid.rollout import DfstWeights, judge, run_dfst
 from dfst.grid.world import Outcome
 from dfst.model.compile import compile_agent
-from dfst.protocol.evaluate import EvalConfig, LevelReport, ladder, run_protocol, summarize, wilson_interval
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.evaluate import LevelReport, level_record, run_protocol, summarize
+from dfst.protocol.ladder import ladder
+from dfst.protocol.tally import wilson_interval
 from dfst.tasks import TASKS, Instance
 
 REPORT_KEYS = {"task", "robust_max_digits", "probabilistic_max_digits", "stopped_by", "mode", "levels"}
@@ -83,9 +86,10 @@ def test_ladder_climbs_until_max_digits():
     assert ladder(EvalConfig(digits=(50,), until_fail=True, max_digits=40)) == [50]
 
 
-def level(digits: int, exact: int, random_exact: int) -> LevelReport:
+def level(digits: int, exact: int, random_exact: int) -> dict:
     """A level of 12 instances, 10 of them random pairs."""
-    return LevelReport(digits, 12, exact, 10, random_exact, *wilson_interval(random_exact, 10), 1, 0.0)
+    return level_record(LevelReport(digits, 12, exact, 10, random_exact, *wilson_interval(random_exact, 10),
+                                    1, 0.0))
 
 
 def test_max_digits_count_only_an_unbroken_run_of_passing_lengths():

@@ -13,8 +13,8 @@ import pytest
 
 from dfst.errors import DfstError
 from dfst.protocol import DEFAULT_RANDOM, failure_rate_bound, pairs_to_catch, score
-from dfst.protocol.evaluate import EvalConfig, level_instances
-from dfst.protocol.instances import level_stream
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.instances import level_instances, level_stream
 from dfst.results import Result
 from dfst.tasks import TASKS, Instance, get_task
 

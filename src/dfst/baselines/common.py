@@ -19,8 +19,9 @@ import numpy as np
 import torch
 
 from dfst.errors import DfstError
-from dfst.protocol import score
-from dfst.protocol.scorer import max_passing
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.ladder import max_passing
+from dfst.protocol.scorer import batched, score_with
 from dfst.results import Result
 from dfst.tasks.base import Instance, Task
 
@@ -45,17 +46,19 @@ def hardware() -> str:
 
 def evaluate_predictor(task: Task, predict: Predictor, digits: Sequence[int], *, random: int = 10,
                        seed: int = 0, hard: bool = True, stop_at_failure: bool = False,
-                       stop_when_none_exact: bool = False,
-                       on_level: Callable[[dict], None] | None = None) -> dict:
-    """Score `predict` at each length through `dfst.protocol.score`, the scorer of `dfst score`.
+                       stop_when_none_exact: bool = False, time_budget: float | None = None,
+                       on_level: Callable[[dict], None] | None = None, **stops) -> dict:
+    """Score `predict` at each length through `dfst.protocol.score_with`, the scorer of `dfst score`.
 
-    Returns {"robust_lg", "probabilistic_lg", "levels", "protocol"}: levels as `dfst score` reports
-    them (hard set and random pairs apart, the failing hard instances by name, the first failure)
-    less their timings, so a seed reproduces a result bit for bit; "protocol" names the instance set
-    (its SHA-256, as `dfst score --instances-out` of the lengths scored). `stop_at_failure` stops
-    after the first length that is not robust, `stop_when_none_exact` after the first with no exact
-    answer (to trace an accuracy curve without paying for lengths where nothing works);
-    `on_level(scores so far)` is called after each length (a long ladder saves as it goes).
+    Returns {"robust_lg", "probabilistic_lg", "levels", "protocol", "stopped_by"}: levels as
+    `dfst score` reports them (hard set and random pairs apart, the failing hard instances by name,
+    the first failure) less their timings, so a seed reproduces a result bit for bit; "protocol"
+    names the instance set (its SHA-256, as `dfst score --instances-out` of the lengths scored).
+    `stop_at_failure` stops after the first length that is not robust, `stop_when_none_exact` after
+    the first with no exact answer (to trace an accuracy curve without paying for lengths where
+    nothing works); `on_level(scores so far)` is called after each length (a long ladder saves as
+    it goes).
+    `time_budget` and `stops` (`growth`, `before`) are the ladder loop's (`dfst.protocol.ladder.climb`).
     """
     def after_level(levels: list[dict]) -> bool:
         if on_level is not None:
@@ -63,10 +66,11 @@ def evaluate_predictor(task: Task, predict: Predictor, digits: Sequence[int], *,
         last = levels[-1]
         return (stop_at_failure and not last["robust"]) or (stop_when_none_exact and last["exact"] == 0)
 
-    result = score(instance_predictor(predict), task, sorted(set(digits)), random, seed, hard=hard,
-                   batch=LEVEL_AT_ONCE, system="baseline", after_level=after_level)
+    cfg = EvalConfig(tuple(sorted(set(digits))), random, hard, seed, time_budget=time_budget)
+    result = score_with(batched(instance_predictor(predict), LEVEL_AT_ONCE), task, cfg, system="baseline",
+                        after_level=after_level, **stops)
     protocol = {key: result.details[key] for key in ("instances_sha256", "instance_count", "hard_set")}
-    return _scores(result.levels) | {"protocol": protocol}
+    return _scores(result.levels) | {"protocol": protocol, "stopped_by": result.details["stopped_by"]}
 
 
 def _scores(levels: list[dict]) -> dict:

@@ -18,22 +18,15 @@ under its own name (results/baselines/lstm-policy-large-add2-s0.json). Results: 
 
 from __future__ import annotations
 
-import time
 from dataclasses import asdict
 
-from dfst.baselines.common import (
-    count_params,
-    evaluate_predictor,
-    hardware,
-    length_ladder,
-    max_passing,
-    merge_config,
-)
+from dfst.baselines.common import count_params, evaluate_predictor, hardware, length_ladder, merge_config
 from dfst.baselines.policy_models import TorchPolicy
 from dfst.baselines.policy_runner import rollout_policy
 from dfst.baselines.policy_train import train_policy
 from dfst.errors import DfstError
-from dfst.protocol.evaluate import EvalConfig, level_instances
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.instances import level_instances
 from dfst.results import Result
 from dfst.tasks.base import Task
 
@@ -89,31 +82,27 @@ def step_bound(task: Task, n: int, random: int) -> int:
 
 
 def evaluate_policy(kind: str, task: Task, model, config: dict, max_train_digits: int) -> dict:
-    """The protocol's scores ({"robust_lg", "probabilistic_lg", "levels", "stopped_by"}), closed loop."""
+    """The protocol's scores ({"robust_lg", "probabilistic_lg", "levels", "stopped_by"}), closed loop:
+    the ladder loop's, with the policy's own cost (its step bound to COST_POWER[kind]) and its
+    context ("context": a length whose step bound is over `max_context`)."""
     policy = TorchPolicy(model)
+    lengths = length_ladder(max_train_digits, config["eval_top"])
+    bounds = {n: step_bound(task, n, config["random"]) for n in lengths}
 
     def predict(instances):
         return [run.answer for run in rollout_policy(task, policy, instances)]
 
-    levels, stopped_by, start, last = [], "completed", time.perf_counter(), None
-    for n in length_ladder(max_train_digits, config["eval_top"]):
-        bound = step_bound(task, n, config["random"])
-        if bound > config.get("max_context", bound):
-            stopped_by = "context"
-            break
-        if last is not None:
-            predicted = last[1] * (bound / last[0]) ** COST_POWER[kind]
-            if time.perf_counter() - start + predicted > config["eval_seconds"]:
-                stopped_by = "time_budget"
-                break
-        began = time.perf_counter()
-        levels += evaluate_predictor(task, predict, (n,), random=config["random"])["levels"]
-        last = (bound, time.perf_counter() - began)
-        if not levels[-1]["exact"]:
-            stopped_by = "none_exact"
-            break
-    return {"robust_lg": max_passing(levels, "robust"), "levels": levels, "stopped_by": stopped_by,
-            "probabilistic_lg": max_passing(levels, "probabilistic")}
+    def over_context(n: int) -> str | None:
+        return "context" if bounds[n] > config.get("max_context", bounds[n]) else None
+
+    def growth(n: int, last: int) -> float:
+        return (bounds[n] / bounds[last]) ** COST_POWER[kind]
+
+    scores = evaluate_predictor(task, predict, lengths, random=config["random"], stop_when_none_exact=True,
+                                time_budget=config["eval_seconds"], growth=growth, before=over_context)
+    stopped_by = {"after_level": "none_exact"}.get(scores["stopped_by"], scores["stopped_by"])
+    kept = ("robust_lg", "probabilistic_lg", "levels")
+    return {key: scores[key] for key in kept} | {"stopped_by": stopped_by}
 
 
 def run_kind(kind: str, task: Task, *, seed: int, config: dict, progress: bool = True) -> Result:

@@ -25,7 +25,8 @@ from dfst.baselines.common import BaselineResult, hardware, max_passing
 from dfst.errors import DfstError
 from dfst.extract import extract
 from dfst.grid.rollout import DfstWeights, run_table
-from dfst.protocol.evaluate import EvalConfig, run_protocol
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.evaluate import run_protocol
 from dfst.tasks.base import Task
 
 DEFAULTS: dict = {

@@ -26,6 +26,7 @@ from dfst.cli.app import (
     target_of,
 )
 from dfst.errors import DfstError
+from dfst.protocol.config import UNTIL_FAIL_BUDGET, EvalConfig
 from dfst.protocol.eval_files import (
     REPORT_FILE,
     load_for_eval,
@@ -33,7 +34,7 @@ from dfst.protocol.eval_files import (
     replay_failure,
     save_reports,
 )
-from dfst.protocol.evaluate import EvalConfig, check_lengths, run_protocol
+from dfst.protocol.evaluate import check_eval_lengths, run_protocol
 from dfst.tasks import get_task
 from dfst.tasks.user import dfst_command
 
@@ -74,7 +75,9 @@ def eval_command(
     hard: bool = typer.Option(True, "--hard/--no-hard", help="Include the hard structured instances."),
     seed: int = typer.Option(0, "--seed"),
     rescale: bool = typer.Option(False, "--rescale", help="Rescale h by max|h| every step."),
-    time_budget: float = typer.Option(600.0, "--time-budget", help="Seconds, for --until-fail."),
+    time_budget: float = typer.Option(None, "--time-budget",
+                                      help="Seconds; stop before a length predicted to overrun it "
+                                           f"(default with --until-fail: {UNTIL_FAIL_BUDGET:g})."),
     max_digits: int = typer.Option(10**7, "--max-digits", help="Upper end of the --until-fail ladder."),
     agent_file: Path = AgentReferenceOption,
     max_memory: str = MaxMemoryOption,
@@ -87,14 +90,14 @@ def eval_command(
     is said at the start, and the report is still printed."""
     if random < 0 or seed < 0:
         raise DfstError(f"--random and --seed must be >= 0, got {random} and {seed}")
-    if not math.isfinite(time_budget) or time_budget <= 0:
+    if time_budget is not None and not (math.isfinite(time_budget) and time_budget > 0):
         raise DfstError(f"--time-budget must be a positive number of seconds, got {time_budget}")
     cfg = EvalConfig(parse_lengths(digits, "--digits"), random, hard, seed, rescale, until_fail,
                      max_digits=max_digits, time_budget=time_budget, max_memory=memory_bound(max_memory))
     checkpoint = target_of(path, extracted, as_json)
     task, weights, _ = load_for_eval(checkpoint, agent_file)
     note_agent(task, as_json)
-    check_lengths(task, cfg)  # before the progress display, so a refusal is the one line it prints
+    check_eval_lengths(task, cfg)  # before the progress display, so a refusal is the one line it prints
     saving = prepare_report_dir(Path(checkpoint))
     if not saving:
         print(f"dfst: warning: {checkpoint} is not writable; the report is printed, not saved",

@@ -18,9 +18,8 @@ from dfst.cli.app import (
     progress_bar,
 )
 from dfst.errors import DfstError
+from dfst.protocol.config import UNTIL_FAIL_BUDGET
 from dfst.protocol.tally import DEFAULT_RANDOM
-
-UNTIL_FAIL_BUDGET = 600.0  # seconds, as `dfst eval --until-fail`
 
 
 @app.command("score")
@@ -58,15 +57,13 @@ def score_command(
 
     Exit code 0: robust (every instance exact) at every length; 1: not; 2: bad input, or the command
     crashed, hung or printed something that is not a reply (one line says which)."""
-    from dfst.protocol import ScoreConfig
+    from dfst.protocol import EvalConfig
     from dfst.tasks import get_task
 
     task = get_task(task_name)
     _one_source(cmd, answers, instances_out, instances)
-    if time_budget is None and until_fail:
-        time_budget = UNTIL_FAIL_BUDGET
-    cfg = ScoreConfig(parse_lengths(digits, "--digits"), random, seed, True, until_fail, time_budget,
-                      max_digits)
+    cfg = EvalConfig(parse_lengths(digits, "--digits"), random, True, seed, until_fail=until_fail,
+                     max_digits=max_digits, time_budget=time_budget)
     if instances_out is not None:
         return _write_set(task, cfg, instances_out, as_json)
     with progress_bar("scoring", quiet=as_json) as update:
@@ -98,13 +95,14 @@ def _score(task, cfg, cmd, answers, timeout, max_reply, on_progress):
     from dfst.protocol import score_with
     from dfst.protocol.answers import AnswersFile
     from dfst.protocol.child import CommandModel, default_reply_cap
+    from dfst.protocol.ladder import ladder
 
     cap = None if max_reply is None else parse_size(max_reply, "--max-reply")
     if cmd is not None:
         with CommandModel(cmd, timeout=timeout, max_reply=cap) as model:
             return score_with(model.answer, task, cfg, system="external", config={"command": cmd},
                               on_progress=on_progress)
-    longest = max(cfg.ladder) * 2 + 64  # the longest request line of the set
+    longest = max(ladder(cfg)) * 2 + 64  # the longest request line of the set
     with AnswersFile(answers, cap or default_reply_cap(longest)) as source:
         result = score_with(source.answer, task, cfg, system="answers", config={"answers": str(answers)},
                             on_progress=on_progress)

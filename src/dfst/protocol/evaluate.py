@@ -1,51 +1,27 @@
-"""The length-generalisation protocol.
+"""A DFST (or an automaton compiled to one) under the protocol, on dfst's own engine.
 
 At each length N: the task's hard structured instances with N digits plus R random pairs of N-digit
-operands (default R = 10, seeded). Robust at N: every instance exact. Probabilistic at N: the random
-pairs only, reported with a 95% Wilson interval. `robust_max_digits` and `probabilistic_max_digits`
-are the largest tested N such that every tested length up to N passed.
-
-`--until-fail` climbs a geometric ladder of N until the first failure, a time budget or the memory
-bound and says which stopped it. The memory a length needs is estimated before it runs
-(`dfst.tasks.budget`): a given length over `max_memory` is refused before anything is evaluated.
+operands (default R = 10, seeded; `dfst.protocol.instances.level_instances`). Robust at N: every
+instance exact. Probabilistic at N: the random pairs only, reported with a 95% Wilson interval.
+`robust_max_digits` and `probabilistic_max_digits` are the largest tested N such that every tested
+length up to N passed. The lengths, the memory and time bounds and the stops are the one ladder
+loop's (`dfst.protocol.ladder.climb`); here a length is run by `rollout` in parallel, with the steps
+counted for the progress display and the first failing instance kept for `dfst replay`.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from dfst.errors import DfstError
 from dfst.grid.rollout import DfstWeights, InstanceResult, rollout
-from dfst.io.limits import default_max_memory
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.instances import level_instances
+from dfst.protocol.ladder import check_lengths, climb, max_passing
+from dfst.protocol.tally import wilson_interval
 from dfst.tasks.base import Task
-from dfst.tasks.budget import Estimate, check_memory, estimate_eval, hard_digits
-
-
-@dataclass(frozen=True)
-class EvalConfig:
-    digits: tuple[int, ...] = (10, 100, 1000)
-    random: int = 10
-    hard: bool = True
-    seed: int = 0
-    rescale: bool = False
-    until_fail: bool = False
-    ladder_factor: float = 2.0
-    max_digits: int = 10**7           # the ladder never goes beyond this
-    time_budget: float = 600.0        # seconds, for --until-fail
-    max_memory: int | None = None     # bytes one length may plan to use; None: default_max_memory()
-
-    def __post_init__(self) -> None:
-        if self.random < 0:
-            raise DfstError(f"random pairs must be >= 0, got {self.random}")
-        if self.random == 0 and not self.hard:
-            raise DfstError("nothing to evaluate: no random pairs and no hard instances")
-        if not self.digits or min(self.digits) < 1:
-            raise DfstError(f"lengths must be >= 1, got {list(self.digits)}")
-        if self.max_memory is not None and self.max_memory < 1:
-            raise DfstError(f"the memory bound must be at least 1 byte, got {self.max_memory}")
+from dfst.tasks.budget import Estimate, estimate_eval
 
 
 @dataclass
@@ -71,41 +47,9 @@ class LevelReport:
         return self.random > 0 and self.random_exact == self.random
 
 
-def wilson_interval(successes: int, trials: int, z: float = 1.959964) -> tuple[float, float]:
-    """95% Wilson score interval for a binomial proportion."""
-    if trials == 0:
-        return 0.0, 1.0
-    if not 0 <= successes <= trials:
-        raise ValueError(f"{successes} successes out of {trials} trials")
-    p = successes / trials
-    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
-    # The bounds are exact at the edges; rounding must not leave the observed rate outside.
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == trials else min(1.0, centre + half)
-    return low, high
-
-
-def level_instances(task: Task, n: int, cfg: EvalConfig) -> list:
-    hard = task.hard_instances(n) if cfg.hard else []
-    return hard + task.random_instances(n, cfg.random, seed=cfg.seed + n)
-
-
 def level_estimate(task: Task, n: int, cfg: EvalConfig) -> Estimate:
     """What one length of the protocol will hold (`dfst.tasks.budget.estimate_eval`)."""
     return estimate_eval(task, n, random=cfg.random, hard=cfg.hard)
-
-
-def check_lengths(task: Task, cfg: EvalConfig) -> None:
-    """Refuse, before any evaluation, a given length whose estimate is over the memory bound."""
-    n = max(cfg.digits)
-    estimate = level_estimate(task, n, cfg)
-    count = cfg.random + (hard_digits(task, n)[0] if cfg.hard else 0)
-    check_memory(estimate, _max_memory(cfg), f"--digits {n:,} ({count} instances)")
-
-
-def _max_memory(cfg: EvalConfig) -> int:
-    return cfg.max_memory or default_max_memory()
 
 
 def evaluate_level(
@@ -130,38 +74,27 @@ def _failure_summary(r: InstanceResult) -> dict:
             "verdict": r.verdict, "steps": r.steps, "answer_digits": r.answer_digits}
 
 
-def ladder(cfg: EvalConfig) -> list[int]:
-    """The lengths to test: the given ones, then (with until_fail) a geometric climb."""
-    levels = sorted(set(cfg.digits))
-    if cfg.until_fail:
-        n = levels[-1]
-        while n < cfg.max_digits:
-            n = min(cfg.max_digits, max(n + 1, round(n * cfg.ladder_factor)))
-            levels.append(n)
-    return levels
+def level_record(report: LevelReport) -> dict:
+    """The level as every report holds it: the counts, and the two verdicts."""
+    return asdict(report) | {"robust": report.robust, "probabilistic": report.probabilistic}
 
 
-def summarize(task: Task, levels: list[LevelReport], stopped_by: str, cfg: EvalConfig) -> dict:
+def summarize(task: Task, levels: list[dict], stopped_by: str, cfg: EvalConfig) -> dict:
     """The JSON report: keys task, robust_max_digits, probabilistic_max_digits, levels, ..."""
     return {
         "task": task.name,
-        "robust_max_digits": _max_passing(levels, "robust"),
-        "probabilistic_max_digits": _max_passing(levels, "probabilistic"),
+        "robust_max_digits": max_passing(levels, "robust"),
+        "probabilistic_max_digits": max_passing(levels, "probabilistic"),
         "stopped_by": stopped_by,
         "mode": "rescaled" if cfg.rescale else "plain",
         "config": asdict(cfg),
-        "levels": [asdict(lv) | {"robust": lv.robust, "probabilistic": lv.probabilistic}
-                   for lv in levels],
+        "levels": levels,
     }
 
 
-def _max_passing(levels: list[LevelReport], attr: str) -> int:
-    best = 0
-    for lv in sorted(levels, key=lambda lv: lv.digits):
-        if not getattr(lv, attr):
-            break
-        best = lv.digits
-    return best
+def check_eval_lengths(task: Task, cfg: EvalConfig) -> None:
+    """Refuse, before anything runs, a given length whose estimate is over the memory bound."""
+    check_lengths(task, cfg, lambda n: level_estimate(task, n, cfg))
 
 
 def run_protocol(task: Task, weights: DfstWeights | None, cfg: EvalConfig, *,
@@ -170,36 +103,23 @@ def run_protocol(task: Task, weights: DfstWeights | None, cfg: EvalConfig, *,
     """Evaluate every length of the ladder; returns the JSON report and the first failing instance.
 
     `weights=None` evaluates the task's expert automaton through the same engine (a sanity check).
-    With until_fail, stops at the first length that is not robust, or before a length whose
-    predicted time (from the last one, grown as the task's step bound: `Task.time_growth`)
-    would exceed the time budget, or whose memory estimate is over the bound (stopped_by "memory").
-    A given length over the bound is a DfstError before anything runs.
+    The ladder, its bounds and its stops are `dfst.protocol.ladder.climb`'s (stopped_by "failure",
+    "time_budget", "memory", "max_digits" or "completed"); a given length over the memory bound is
+    a DfstError before anything runs.
     """
-    check_lengths(task, cfg)
-    reports, first_failure, stopped_by = [], None, "completed"
-    start = time.perf_counter()
-    for n in ladder(cfg):
-        if n > max(cfg.digits) and level_estimate(task, n, cfg).bytes > _max_memory(cfg):
-            stopped_by = "memory"  # a rung of the climb: stop where the memory ends, do not refuse
-            break
-        if cfg.until_fail and reports:
-            last = reports[-1]
-            predicted = last.seconds * task.time_growth(n, last.digits)
-            if time.perf_counter() - start + predicted > cfg.time_budget:
-                stopped_by = "time_budget"
-                break
-        instances = level_instances(task, n, cfg)  # drawn once: at 10^7 digits they are ~1 GB
+    first_failure: InstanceResult | None = None
+
+    def run_level(n: int) -> dict:
+        nonlocal first_failure
+        instances = level_instances(task, n, cfg)  # drawn once, freed before the next (longer) length
         if on_level is not None:
             on_level(n, len(instances))
         report, failure = evaluate_level(task, weights, n, instances, cfg, on_steps)
-        del instances  # before the next length draws its own (twice as long)
-        reports.append(report)
         first_failure = first_failure or failure
-        if cfg.until_fail and not report.robust:
-            stopped_by = "failure"
-            break
-    else:
-        stopped_by = "max_digits" if cfg.until_fail else "completed"
-    summary = summarize(task, reports, stopped_by, cfg)
+        return level_record(report)
+
+    start = time.perf_counter()
+    levels, stopped_by = climb(task, cfg, run_level, lambda n: level_estimate(task, n, cfg))
+    summary = summarize(task, levels, stopped_by, cfg)
     summary["seconds"] = round(time.perf_counter() - start, 3)
     return summary, first_failure

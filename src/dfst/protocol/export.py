@@ -13,21 +13,23 @@ from pathlib import Path
 
 from dfst.errors import DfstError
 from dfst.io.outputs import check_parent, file_kind, refuse_special, write_chunks_atomic
+from dfst.protocol.config import EvalConfig
 from dfst.protocol.instances import InstanceSet, level_stream
-from dfst.protocol.scorer import ScoreConfig, check_memory
+from dfst.protocol.ladder import check_lengths, ladder
 from dfst.tasks import Task
+from dfst.tasks.budget import estimate_hard_set
 
 
-def write_instances(task: Task, cfg: ScoreConfig, path: str | Path) -> tuple[str, int]:
+def write_instances(task: Task, cfg: EvalConfig, path: str | Path) -> tuple[str, int]:
     """Write the set of `cfg`'s lengths to `path`; returns its SHA-256 and its number of instances."""
     path = Path(path)
     if cfg.until_fail:
         raise DfstError("--instances-out writes the set of the given --digits; --until-fail's lengths depend "
                         "on the model's answers")
     check_new_file(path)
-    check_memory(task, max(cfg.digits))
+    check_lengths(task, cfg, lambda n: estimate_hard_set(task, n, cfg.hard))
     instance_set = InstanceSet()
-    lines = (request.line for n in cfg.ladder for request in instance_set.number(
+    lines = (request.line for n in ladder(cfg) for request in instance_set.number(
         level_stream(task, n, random=cfg.random, seed=cfg.seed, hard=cfg.hard)))
     write_chunks_atomic(path, lines, replace=False)
     return instance_set.sha256, instance_set.count

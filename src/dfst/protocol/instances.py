@@ -1,11 +1,12 @@
 """The protocol's instances, drawn one at a time, numbered, and hashed as they go.
 
-At each length N: the task's hard set, then `random` pairs drawn from `default_rng(seed + N)` --
-exactly `dfst.protocol.evaluate.level_instances`, but as a stream, so that 3,000 pairs of 10^5 digits never
-sit in memory together. Each instance gets an id (0, 1, 2, ... across every length, in order) and a
-request line, `{"id": 7, "a": "987", "b": "45"}` and a newline: what `dfst score --cmd` sends and what
-`--instances-out` writes. The set's hash is the SHA-256 of those lines, in order: of the file
-`--instances-out` writes (`sha256sum FILE` gives it), so two results with one hash used one set.
+At each length N: the task's hard set, then `random` pairs drawn from `default_rng(seed + N)`: as a
+list (`level_instances`, what a DFST's rollout runs together), or as a stream (`level_stream`, so that
+3,000 pairs of 10^5 digits never sit in memory together). Each instance gets an id (0, 1, 2, ...
+across every length, in order) and a request line, `{"id": 7, "a": "987", "b": "45"}` and a newline:
+what `dfst score --cmd` sends and what `--instances-out` writes. The set's hash is the SHA-256 of
+those lines, in order: of the file `--instances-out` writes (`sha256sum FILE` gives it), so two
+results with one hash used one set.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dfst.protocol.config import EvalConfig
 from dfst.tasks.base import Instance, Task
 
 
@@ -28,8 +30,13 @@ class Request(NamedTuple):
     line: bytes
 
 
+def level_instances(task: Task, n: int, cfg: EvalConfig) -> list[Instance]:
+    """The instances of length n under `cfg`, as a list (a DFST's rollout runs them together)."""
+    return list(level_stream(task, n, random=cfg.random, seed=cfg.seed, hard=cfg.hard))
+
+
 def level_stream(task: Task, n: int, *, random: int, seed: int, hard: bool = True) -> Iterator[Instance]:
-    """The instances of length n, in `evaluate.level_instances`'s order: hard set, then random."""
+    """The instances of length n, one at a time: the hard set, then the random pairs."""
     if hard:
         yield from task.hard_instances(n)
     yield from random_stream(task, n, random, seed)

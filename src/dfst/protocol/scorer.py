@@ -1,7 +1,8 @@
 """`score`: any model that maps operand pairs to answers, under dfst's length-generalisation protocol.
 
-The lengths, their instances (hard set, then seeded random pairs), the verdicts and the ladder of
-`--until-fail` are `dfst eval`'s (`dfst.protocol.evaluate`); only the model differs: here it is a function,
+The config, the lengths, their instances (hard set, then seeded random pairs), the verdicts and the
+ladder loop are `dfst eval`'s (`dfst.protocol.config`, `.instances`, `.ladder`); only the model
+differs: here it is a function,
 a command speaking JSON Lines (`CommandModel`) or a file of answers (`AnswersFile`), each an
 *answerer*: it takes a stream of requests and yields each with its answer, in any order. The result
 is the versioned `dfst.results.Result`, with the instance set's hash in `details`.
@@ -11,17 +12,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
 
 from dfst import __version__
 from dfst.errors import DfstError
-from dfst.io.limits import default_max_memory
-from dfst.protocol.evaluate import EvalConfig, ladder
+from dfst.protocol.config import EvalConfig
 from dfst.protocol.instances import InstanceSet, Request, random_stream
+from dfst.protocol.ladder import climb, max_passing
 from dfst.protocol.tally import DEFAULT_RANDOM, LevelTally
 from dfst.results import Result
 from dfst.tasks import Task, get_task
-from dfst.tasks.budget import hard_digits
+from dfst.tasks.budget import estimate_hard_set
 from dfst.tasks.hard import hard_set_version
 
 # Maps operand pairs (digit strings, most significant first; b is "" for a one-operand task) to answers.
@@ -30,33 +30,6 @@ Answerer = Callable[[Iterator[Request]], Iterable[tuple[Request, str | None]]]
 Progress = Callable[[int, int, int], None]  # (digits, answers so far, instances of the length)
 AfterLevel = Callable[[list[dict]], bool]  # (the levels so far) -> stop the ladder here?
 BATCH_BYTES = 32 << 20  # request bytes handed to `predict` at once (a batch of 10^5-digit pairs: ~160)
-
-
-@dataclass(frozen=True)
-class ScoreConfig:
-    """Which instances: lengths, random pairs per length, seed; `until_fail` climbs x2 from the
-    largest length to `max_digits`; `budget` (seconds) stops before a length predicted to overrun it."""
-
-    digits: tuple[int, ...] = (10, 100, 1000)
-    random: int = DEFAULT_RANDOM
-    seed: int = 0
-    hard: bool = True
-    until_fail: bool = False
-    budget: float | None = None
-    max_digits: int = 10**6
-    ladder: tuple[int, ...] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        if self.seed < 0:
-            raise DfstError(f"the seed must be >= 0, got {self.seed}")
-        if self.budget is not None and not self.budget > 0:
-            raise DfstError(f"the time budget must be a positive number of seconds, got {self.budget}")
-        protocol = EvalConfig(tuple(self.digits), self.random, self.hard, self.seed,
-                              until_fail=self.until_fail, max_digits=self.max_digits)  # checks the rest
-        object.__setattr__(self, "ladder", tuple(ladder(protocol)))
-
-    def to_dict(self) -> dict:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(self).items() if k != "ladder"}
 
 
 def score(predict: Predict, task: Task | str, digits: Sequence[int] = (10, 100, 1000),
@@ -69,7 +42,8 @@ def score(predict: Predict, task: Task | str, digits: Sequence[int] = (10, 100, 
     `after_level(levels so far)` is called after each length; True stops there (dfst's baselines
     stop after a length with no exact answer, and save what they have as they go)."""
     task = get_task(task) if isinstance(task, str) else task
-    cfg = ScoreConfig(tuple(digits), random, seed, hard, until_fail, budget, max_digits)
+    cfg = EvalConfig(tuple(digits), random, hard, seed, until_fail=until_fail, max_digits=max_digits,
+                     time_budget=budget)
     if batch < 1:
         raise DfstError(f"batch must be >= 1, got {batch}")
     return score_with(batched(predict, batch), task, cfg, system=system, on_progress=on_progress,
@@ -108,26 +82,25 @@ def _short(text: str) -> str:
     return repr(text if len(text) <= 24 else text[:20] + "...")
 
 
-def score_with(answer: Answerer, task: Task, cfg: ScoreConfig, *, system: str, config: dict | None = None,
-               on_progress: Progress | None = None, after_level: AfterLevel | None = None) -> Result:
+def score_with(answer: Answerer, task: Task, cfg: EvalConfig, *, system: str, config: dict | None = None,
+               on_progress: Progress | None = None, after_level: AfterLevel | None = None,
+               **stops) -> Result:
     """Every length of the ladder through `answer`, or up to the one after which `after_level` says
-    stop; the Result with the set's hash and dfst's own time."""
-    check_memory(task, max(cfg.digits))
-    instance_set, levels = InstanceSet(), []
+    stop; the Result with the set's hash and dfst's own time. `stops`: `climb`'s `growth` and
+    `before`, for a model whose time grows otherwise than the task's steps or that cannot run a
+    length. Memory: the hard set of a length is held whole (the task makes it as a list), the random
+    pairs stream."""
+    instance_set = InstanceSet()
     wall, cpu = time.perf_counter(), time.process_time()
-    stopped_by = "max_digits" if cfg.until_fail else "completed"
-    for n in cfg.ladder:
-        reason = _reason_to_stop(task, n, cfg, levels, time.perf_counter() - wall)
-        if reason is not None:
-            stopped_by = reason
-            break
-        levels.append(score_level(answer, task, n, cfg, instance_set, on_progress))
-        if cfg.until_fail and not levels[-1]["robust"]:
-            stopped_by = "failure"
-            break
-        if after_level is not None and after_level(list(levels)):
-            stopped_by = "after_level"
-            break
+
+    def after(levels: list[dict]) -> str | None:
+        return "after_level" if after_level is not None and after_level(list(levels)) else None
+
+    def run_level(n: int) -> dict:
+        return score_level(answer, task, n, cfg, instance_set, on_progress)
+
+    estimate = lambda n: estimate_hard_set(task, n, cfg.hard)  # noqa: E731
+    levels, stopped_by = climb(task, cfg, run_level, estimate, after=after, **stops)
     details = {"instances_sha256": instance_set.sha256, "instance_count": instance_set.count,
                "hard_set": hard_set_version(task.name), "stopped_by": stopped_by,
                "seconds": round(time.perf_counter() - wall, 3),
@@ -140,20 +113,7 @@ def score_with(answer: Answerer, task: Task, cfg: ScoreConfig, *, system: str, c
                   details=details, dfst_version=__version__)
 
 
-def _reason_to_stop(task: Task, n: int, cfg: ScoreConfig, levels: list[dict], elapsed: float) -> str | None:
-    """"memory" for a rung of the climb whose hard set would not fit, "time_budget" for a length whose
-    predicted time (from the last one, grown as the task's step bound, as `dfst eval`)
-    overruns the budget; None to go on."""
-    if n > max(cfg.digits) and not fits_memory(task, n):
-        return "memory"
-    if cfg.budget is not None and levels:
-        last = levels[-1]
-        if elapsed + last["seconds"] * task.time_growth(n, last["digits"]) > cfg.budget:
-            return "time_budget"
-    return None
-
-
-def score_level(answer: Answerer, task: Task, n: int, cfg: ScoreConfig, instance_set: InstanceSet,
+def score_level(answer: Answerer, task: Task, n: int, cfg: EvalConfig, instance_set: InstanceSet,
                 on_progress: Progress | None = None) -> dict:
     """One length: its requests through `answer`, each answer checked against the task's."""
     start, tally = time.perf_counter(), LevelTally(n)
@@ -174,24 +134,3 @@ def score_level(answer: Answerer, task: Task, n: int, cfg: ScoreConfig, instance
 def _chain(first: list, rest: Iterator) -> Iterator:
     yield from first
     yield from rest
-
-
-def max_passing(levels: list[dict], key: str) -> int:
-    """The largest length with every length up to it passing `key` ("robust" or "probabilistic")."""
-    best = 0
-    for level in levels:
-        if not level[key]:
-            break
-        best = level["digits"]
-    return best
-
-
-def fits_memory(task: Task, n: int) -> bool:
-    """Does the hard set of n digits (held whole: the task makes it as a list) fit the memory bound?"""
-    return 4 * hard_digits(task, n)[1] <= default_max_memory()
-
-
-def check_memory(task: Task, n: int) -> None:
-    if not fits_memory(task, n):
-        raise DfstError(f"--digits {n:,}: the hard set of {task.name} at that length would not fit in memory "
-                        "(DFST_MAX_MEMORY)")

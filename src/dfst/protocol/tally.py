@@ -14,10 +14,24 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from dfst.protocol.evaluate import wilson_interval
 from dfst.tasks.base import Instance
 
 SHOWN_CHARS = 10_000  # longer operands and answers are shortened in a result (the set has them whole)
+
+
+def wilson_interval(successes: int, trials: int, z: float = 1.959964) -> tuple[float, float]:
+    """95% Wilson score interval for a binomial proportion."""
+    if trials == 0:
+        return 0.0, 1.0
+    if not 0 <= successes <= trials:
+        raise ValueError(f"{successes} successes out of {trials} trials")
+    p = successes / trials
+    centre = (p + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / (1 + z * z / trials)
+    # The bounds are exact at the edges; rounding must not leave the observed rate outside.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == trials else min(1.0, centre + half)
+    return low, high
 
 
 def pairs_to_catch(rate: float = 0.001, confidence: float = 0.95) -> int:

@@ -131,7 +131,8 @@ def learn_cell(task, samples: int, seed: int, out: Path) -> dict:
 def _score_checkpoint(task, model_dir: Path, digits: int) -> int:
     from dfst.grid.rollout import DfstWeights
     from dfst.model.checkpoint import load_checkpoint
-    from dfst.protocol.evaluate import EvalConfig, run_protocol
+    from dfst.protocol.config import EvalConfig
+    from dfst.protocol.evaluate import run_protocol
 
     model, _ = load_checkpoint(model_dir)
     weights = DfstWeights.of(*model.numpy_weights())

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from dfst.automata import HALT_MOVE, Rule, Transducer, make_transducer
-from dfst.protocol.evaluate import EvalConfig, level_instances
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.instances import level_instances
 from dfst.studies.executors import check_workers
 from dfst.tasks.base import Instance, Task
 from dfst.tasks.solve import solve

@@ -36,7 +36,8 @@ from dfst.io.inputs import read_json_file
 from dfst.io.outputs import file_kind, remove_stale_temporaries, write_atomic
 from dfst.io.run_guard import FORCE_HINT
 from dfst.model.checkpoint import load_checkpoint
-from dfst.protocol.evaluate import EvalConfig, run_protocol
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.evaluate import run_protocol
 from dfst.results import Result, result_bytes
 from dfst.tasks.hard import hard_set_version
 from dfst.train import TrainConfig, train

@@ -170,6 +170,12 @@ def hard_digits(task: Task, n: int) -> tuple[int, int]:
     return len(probe), len(long) * n
 
 
+def estimate_hard_set(task: Task, n: int, hard: bool = True) -> Estimate:
+    """One length of `dfst score`: its hard set held whole (the task makes it as a list; 4 bytes a
+    digit of its distinct operands), the random pairs streamed one at a time."""
+    return estimate_of(task, n, n, {"hard set": 4 * hard_digits(task, n)[1] if hard else 0})
+
+
 def estimate_eval(task: Task, n: int, *, random: int, hard: bool, workers: int | None = None) -> Estimate:
     """One length of `dfst eval`: the hard set and `random` pairs of n digits, held together, run
     `workers` at a time (default: as many as `rollout` uses), every answer kept until judged."""

@@ -11,7 +11,8 @@ from dfst.data import PtoDataset
 from dfst.errors import DfstError
 from dfst.grid.rollout import DfstWeights
 from dfst.model import DFST
-from dfst.protocol.evaluate import EvalConfig, run_protocol
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.evaluate import run_protocol
 from dfst.tasks import Task
 from dfst.train.config import TrainConfig
 

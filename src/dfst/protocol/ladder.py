@@ -1,0 +1,96 @@
+"""The protocol's one ladder loop: every length of a config in turn, and why it stopped.
+
+A model is evaluated one length at a time by a `run_level(n) -> level` that the caller supplies (a
+DFST on dfst's engine, or any answerer through `dfst.protocol.scorer`); a level is a dict with at
+least "digits", "robust" and "seconds". The loop owns everything else the protocol decides: the
+lengths (`ladder`), the memory a length may plan to hold (checked before anything runs for a given
+length, a stop for a rung of the climb), the time budget, the stop at the first failure of
+`--until-fail`, and the caller's own stops.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from dfst.io.limits import default_max_memory
+from dfst.protocol.config import EvalConfig
+from dfst.tasks.base import Task
+from dfst.tasks.budget import Estimate, check_memory, hard_digits
+
+RunLevel = Callable[[int], dict]
+Stop = Callable[[list[dict]], str | None]  # (the levels so far) -> why to stop here, or None
+
+
+def ladder(cfg: EvalConfig) -> list[int]:
+    """The lengths to test: the given ones, then (with until_fail) a geometric climb."""
+    levels = sorted(set(cfg.digits))
+    if cfg.until_fail:
+        n = levels[-1]
+        while n < cfg.max_digits:
+            n = min(cfg.max_digits, max(n + 1, round(n * cfg.ladder_factor)))
+            levels.append(n)
+    return levels
+
+
+def max_memory(cfg: EvalConfig) -> int:
+    return cfg.max_memory or default_max_memory()
+
+
+def check_lengths(task: Task, cfg: EvalConfig, estimate: Callable[[int], Estimate]) -> None:
+    """Refuse, before anything is evaluated, a given length whose `estimate` is over the bound."""
+    n = max(cfg.digits)
+    count = cfg.random + (hard_digits(task, n)[0] if cfg.hard else 0)
+    check_memory(estimate(n), max_memory(cfg), f"--digits {n:,} ({count} instances)")
+
+
+def climb(task: Task, cfg: EvalConfig, run_level: RunLevel, estimate: Callable[[int], Estimate], *,
+          growth: Callable[[int, int], float] | None = None,
+          before: Callable[[int], str | None] | None = None,
+          after: Stop | None = None) -> tuple[list[dict], str]:
+    """(the levels run, why the ladder stopped). `estimate(n)`: the memory length n plans to hold;
+    `growth(n, last)`: how much longer length n takes than the last one run (default: the task's
+    step bound, `Task.time_growth`); `before(n)` and `after(levels)`: the caller's own stops, a
+    reason or None. A given length over the memory bound is a DfstError before anything runs."""
+    check_lengths(task, cfg, estimate)
+    growth = growth or task.time_growth
+    levels: list[dict] = []
+    start = time.perf_counter()
+    for n in ladder(cfg):
+        reason = _stop_before(n, cfg, levels, estimate, growth, time.perf_counter() - start, before)
+        if reason is not None:
+            return levels, reason
+        levels.append(run_level(n))
+        if cfg.until_fail and not levels[-1]["robust"]:
+            return levels, "failure"
+        reason = after(levels) if after is not None else None
+        if reason is not None:
+            return levels, reason
+    return levels, "max_digits" if cfg.until_fail else "completed"
+
+
+def _stop_before(n: int, cfg: EvalConfig, levels: list[dict], estimate: Callable[[int], Estimate],
+                 growth: Callable[[int, int], float], elapsed: float,
+                 before: Callable[[int], str | None] | None) -> str | None:
+    """"memory" for a rung of the climb over the bound (a rung is not refused: the climb ends where
+    the memory does), the caller's reason, "time_budget" for a length predicted, from the last one,
+    to overrun it."""
+    if n > max(cfg.digits) and estimate(n).bytes > max_memory(cfg):
+        return "memory"
+    if before is not None and (reason := before(n)) is not None:
+        return reason
+    if cfg.budget is not None and levels:
+        last = levels[-1]
+        if elapsed + last["seconds"] * growth(n, last["digits"]) > cfg.budget:
+            return "time_budget"
+    return None
+
+
+def max_passing(levels: list[dict], key: str) -> int:
+    """The largest length with every length up to it passing `key` ("robust" or "probabilistic")."""
+    best = 0
+    for level in sorted(levels, key=lambda level: level["digits"]):
+        if not level[key]:
+            break
+        best = level["digits"]
+    return best
