@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dfst"
@@ -119,3 +120,58 @@ def test_the_cycle_finder_finds_a_cycle():
 def test_the_top_of_the_package_stays_small():
     tops = {_top(p) for p in PACKAGE.rglob("*.py")} - {"__init__"}
     assert len(tops) <= TOP_ENTRIES_AT_MOST, sorted(tops)
+
+
+# ----------------------------------------------------------------------------- one way to do each thing
+
+def _uses(name: str) -> set[str]:
+    """The modules of dfst that use `name` (a function, a method or an attribute), besides defining it."""
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            used = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+            if used == name and isinstance(node, ast.Attribute | ast.Name):
+                found.add(str(path.relative_to(PACKAGE)))
+    return found
+
+
+def _protocol_configs() -> list[str]:
+    """Classes that hold a protocol's lengths and random pairs (fields `digits`, `random`, `seed`)."""
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                fields = {item.target.id for item in node.body
+                          if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)}
+                if {"digits", "random", "seed"} <= fields:
+                    found.append(f"{path.relative_to(PACKAGE)}:{node.name}")
+    return found
+
+
+def test_one_ladder_loop_and_one_protocol_config():
+    """A second evaluator would predict a length's time, or hold its own lengths: both fail here."""
+    assert _uses("time_growth") == {"protocol/ladder.py"}
+    assert _uses("climb") <= {"protocol/evaluate.py", "protocol/scorer.py"}
+    assert _protocol_configs() == ["protocol/config.py:EvalConfig"]
+    assert _uses("wilson_interval") <= {"protocol/tally.py", "protocol/evaluate.py"}
+
+
+def test_one_grid_engine():
+    """The head moves in two engines only, the reference step (grid/world.py, which policies and the
+    Gymnasium environment step through) and the numba rollout tested equal to it (grid/rollout.py),
+    besides the certifier's symbolic configurations of a grid (certify/check_grid.py)."""
+    moves_heads = _uses("MOVE_DELTAS") | _uses("MOVE_DELTA")
+    assert moves_heads <= {"automata.py", "grid/world.py", "grid/rollout.py", "certify/check_grid.py"}
+
+
+def test_the_one_way_checks_can_fail(tmp_path, monkeypatch):
+    second = tmp_path / "dfst"
+    (second / "protocol").mkdir(parents=True)
+    fields = "    digits: tuple\n    random: int\n    seed: int\n"
+    (second / "protocol" / "config.py").write_text("class EvalConfig:\n" + fields)
+    (second / "mine.py").write_text(f"class Mine:\n{fields}def f(task):\n    return task.time_growth(2, 1)\n")
+    monkeypatch.setattr(sys.modules[__name__], "PACKAGE", second)
+    (second / "engine.py").write_text("from dfst.automata import MOVE_DELTAS\nr = 1 + MOVE_DELTAS[0][0]\n")
+    assert _uses("time_growth") == {"mine.py"}
+    assert _uses("MOVE_DELTAS") == {"engine.py"}
+    assert sorted(_protocol_configs()) == ["mine.py:Mine", "protocol/config.py:EvalConfig"]

@@ -2,8 +2,9 @@
 
 A policy is anything with `start(batch) -> state` and `step(state, reads) -> (state, writes, moves)`
 over numpy arrays of one entry per instance: it sees only the symbol under each head, as a DFST.
-The runner keeps the grids (one padded uint8 array), the heads and the verdicts, and repeats
-`_run_table`'s step exactly (`dfst.grid.rollout`):
+The runner keeps each layout's cells, the heads and the verdicts; the write and the move are the
+reference simulator's (`dfst.grid.world.act`), and the verdicts are `_run_table`'s
+(`dfst.grid.rollout`), against which it is tested:
 
 - read x under the head; a move outside 0..4 is NO_RULE after t steps, nothing written;
 - write; the move S halts after t + 1 steps where the head stands (the halting write counts);
@@ -24,7 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
-from dfst.automata import MOVE_DELTAS, STOP, Transducer
+from dfst.automata import MOVES, STOP, Transducer
 from dfst.grid.grid import Layout
 from dfst.grid.rollout import (
     HALTED,
@@ -36,11 +37,10 @@ from dfst.grid.rollout import (
     TableRun,
     judge,
 )
+from dfst.grid.world import act
 from dfst.tasks.base import Instance, Task
 
 RUNNING = -1
-_DR = np.array([dr for dr, _ in MOVE_DELTAS])
-_DC = np.array([dc for _, dc in MOVE_DELTAS])
 
 
 class Policy(Protocol):
@@ -66,47 +66,41 @@ class TablePolicy:
         return self.nxt[q, reads], self.wrt[q, reads], self.mov[q, reads]
 
 
-def stack_grids(layouts: list[Layout]) -> tuple[np.ndarray, np.ndarray]:
-    """The layouts' cells in one (B, R, C) array, padded at the bottom and right, and their (B, 2)
-    shapes (the region each head must stay in)."""
-    shapes = np.array([lay.cells.shape for lay in layouts])
-    grids = np.zeros((len(layouts), *shapes.max(0)), dtype=np.uint8)
-    for grid, lay in zip(grids, layouts):
-        grid[: lay.cells.shape[0], : lay.cells.shape[1]] = lay.cells
-    return grids, shapes
-
-
 def run_policy(policy: Policy, layouts: list[Layout], bounds: list[int]) -> list[TableRun]:
     """Run `policy` on every layout at once, layout i for at most bounds[i] steps; one TableRun per
-    layout (its final cells, outcome, steps and head; state -1 and no trace)."""
-    grids, shapes = stack_grids(layouts)
-    rows = np.arange(len(layouts))
-    r, c = (np.array([lay.head[i] for lay in layouts]) for i in (0, 1))
-    bound, outcome, steps = np.array(bounds), np.full(len(layouts), RUNNING), np.array(bounds)
+    layout (its final cells, outcome, steps and head; state -1 and no trace). The policy steps the
+    whole batch; each live row's write and move go through the world's step (`grid.world.act`)."""
+    cells = [lay.cells.copy() for lay in layouts]
+    heads = [lay.head for lay in layouts]
+    outcome, steps = [RUNNING] * len(layouts), list(bounds)
     state = policy.start(len(layouts))
-    for t in range(int(bound.max(initial=0))):
-        live = (outcome == RUNNING) & (t < bound)
-        if not live.any():
+    for t in range(max(bounds, default=0)):
+        live = [i for i, code in enumerate(outcome) if code == RUNNING and t < bounds[i]]
+        if not live:
             break
-        reads = grids[rows, np.clip(r, 0, grids.shape[1] - 1), np.clip(c, 0, grids.shape[2] - 1)]
+        reads = np.zeros(len(layouts), dtype=np.uint8)  # a finished row reads 0; its outputs are dropped
+        reads[live] = [cells[i][heads[i]] for i in live]
         state, writes, moves = policy.step(state, reads)
-        _finish(outcome, steps, live & (moves < 0), NO_RULE, t)
-        live &= moves >= 0
-        grids[rows[live], r[live], c[live]] = writes[live]
-        _finish(outcome, steps, live & (moves == STOP), HALTED, t + 1)
-        live &= moves != STOP
-        r[live] += _DR[moves[live]]
-        c[live] += _DC[moves[live]]
-        off = live & ((r < 0) | (r >= shapes[:, 0]) | (c < 0) | (c >= shapes[:, 1]))
-        _finish(outcome, steps, off, OFF_LAYOUT, t + 1)
-    outcome[outcome == RUNNING] = STEP_LIMIT  # steps stays the bound
-    return [TableRun(OUTCOMES[code], int(n), (int(r[i]), int(c[i])), -1, grids[i, :h, :w].copy(),
-                     np.zeros((0, 3), np.uint8))
-            for i, (code, n, (h, w)) in enumerate(zip(outcome, steps, shapes))]
+        for i in live:
+            outcome[i], steps[i], heads[i] = _step_row(cells[i], heads[i], int(writes[i]), int(moves[i]), t)
+    no_trace = np.zeros((0, 3), np.uint8)
+    return [TableRun(OUTCOMES[STEP_LIMIT if code == RUNNING else code], n, (int(head[0]), int(head[1])), -1,
+                     grid, no_trace) for code, n, head, grid in zip(outcome, steps, heads, cells)]
 
 
-def _finish(outcome: np.ndarray, steps: np.ndarray, rows: np.ndarray, code: int, count: int) -> None:
-    outcome[rows], steps[rows] = code, count
+def _step_row(cells: np.ndarray, head: tuple[int, int], write: int, move: int,
+              t: int) -> tuple[int, int, tuple[int, int]]:
+    """(outcome, steps, head) after step t of one row: a move outside 0..4 is NO_RULE after t steps,
+    nothing written; S halts after t + 1 steps where the head stands; a head that leaves its
+    layout is OFF_LAYOUT after t + 1 steps (its last write made), even on the last allowed step."""
+    if not 0 <= move < len(MOVES):
+        return NO_RULE, t, head
+    head = act(cells, head, write, move)
+    if move == STOP:
+        return HALTED, t + 1, head
+    if not (0 <= head[0] < cells.shape[0] and 0 <= head[1] < cells.shape[1]):
+        return OFF_LAYOUT, t + 1, head
+    return RUNNING, t + 1, head
 
 
 def rollout_policy(task: Task, policy: Policy, instances: list[Instance],

@@ -17,9 +17,10 @@ import tracemalloc
 import numpy as np
 import torch
 
-from dfst.automata import MOVE_DELTAS, STOP
+from dfst.automata import STOP
 from dfst.errors import DfstError
 from dfst.grid.rollout import DfstWeights, rollout, run_dfst
+from dfst.grid.world import act
 from dfst.io.limits import default_max_memory
 from dfst.tasks import TASKS
 from dfst.tasks.budget import check_rollout
@@ -71,12 +72,11 @@ def torch_loop_steps_per_second(weights: DfstWeights, cells: np.ndarray, head, m
         while steps < max_steps:
             x = int(cells[r, c])
             write, move = int(torch.argmax(B[x] @ h)), int(torch.argmax(C[x] @ h))
-            cells[r, c] = write
+            r, c = act(cells, (r, c), write, move)
             steps += 1
             if move == STOP:
                 break
             h = A[x] @ h
-            r, c = r + MOVE_DELTAS[move][0], c + MOVE_DELTAS[move][1]
     return steps / (time.perf_counter() - start)
 
 
