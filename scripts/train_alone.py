@@ -164,7 +164,7 @@ def shown(length: int) -> int:
 
 
 def plot(points: list[dict], path: Path) -> None:
-    from dfst.plots import plt, save_figure
+    from dfst.results.plots import plt, save_figure
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), dpi=110)
     for (setting, seed) in sorted({(p["setting"], p["seed"]) for p in points}):

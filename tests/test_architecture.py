@@ -13,17 +13,17 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "dfst"
 LAYERS = [
-    {"errors", "io", "model_size"},
-    {"automata", "drawing", "grid"},
+    {"errors", "io"},
+    {"automata", "grid"},
     {"tasks"},
     {"data"},
     {"model"},
-    {"results", "plots"},
+    {"results"},
     {"protocol"},
     {"certify"},
     {"extract"},
     {"train"},
-    {"studies", "baselines", "report_html", "library"},
+    {"studies", "baselines"},
     {"cli"},
 ]
 LEVEL = {name: i for i, layer in enumerate(LAYERS) for name in layer}
@@ -53,9 +53,9 @@ def test_no_module_imports_from_a_layer_above_its_own():
 
 # ----------------------------------------------------------------------------- the module graph
 
-# Entries at the top of src/dfst (packages and loose modules). The goal is 15; the bound only ever
+# Entries at the top of src/dfst (packages and loose modules): 15, as the design asks; the bound only ever
 # goes down, so that a new loose module has to find its package.
-TOP_ENTRIES_AT_MOST = 20
+TOP_ENTRIES_AT_MOST = 15
 
 
 def _module_name(path: Path) -> str:
@@ -120,6 +120,13 @@ def test_the_cycle_finder_finds_a_cycle():
 def test_the_top_of_the_package_stays_small():
     tops = {_top(p) for p in PACKAGE.rglob("*.py")} - {"__init__"}
     assert len(tops) <= TOP_ENTRIES_AT_MOST, sorted(tops)
+
+
+def test_a_module_at_the_top_says_why_it_stands_alone():
+    loose = [p for p in PACKAGE.glob("*.py") if p.name != "__init__.py"]
+    unexplained = [p.name for p in loose if "at the top of the package" not in (ast.get_docstring(
+        ast.parse(p.read_text())) or "")]
+    assert loose and unexplained == []
 
 
 # ----------------------------------------------------------------------------- one way to do each thing

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from cli_helpers import assert_one_line_error, run
-from dfst.model_size import param_count
+from dfst.automata import param_count
 from dfst.tasks import TASKS
 
 

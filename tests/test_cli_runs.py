@@ -45,7 +45,7 @@ def test_plot_runs_labels_runs_of_the_same_name_apart():
 
 
 def test_plot_runs_draws_the_automaton_read_off_too(tmp_path, monkeypatch):
-    from dfst import plots
+    from dfst.results import plots
 
     level = {"digits": 3, "exact": 5, "instances": 5}
     records = [{"iteration": 10, "loss": 0.1},

@@ -11,10 +11,10 @@ import pytest
 import torch
 
 from cli_helpers import assert_one_line_error, run
+from dfst.baselines.library.circuits import ripple_sub
+from dfst.baselines.library.experiment import DepthConfig, RoutedFib, run_depth
+from dfst.baselines.library.ops_experiment import MinimalNet, answer_bits, operand_bits, table_sub
 from dfst.baselines.library_model import CANDIDATES, discrete_answer, soft_answer_bits
-from dfst.library.circuits import ripple_sub
-from dfst.library.experiment import DepthConfig, RoutedFib, run_depth
-from dfst.library.ops_experiment import MinimalNet, answer_bits, operand_bits, table_sub
 from dfst.tasks.base import Instance
 
 
@@ -139,9 +139,9 @@ def test_library_model_refuses_a_task_without_programs():
 def test_the_depth_experiment_estimates_the_pruned_run_it_makes():
     """fib uses one table op (add), so a pruned run pays n^2 per step once, not once per table op:
     base 256, which the unpruned estimate refused, fits under the cap."""
+    from dfst.baselines.library.execute import check_work, estimate_work
+    from dfst.baselines.library.isa import TABLE_OPS
     from dfst.errors import DfstError
-    from dfst.library.execute import check_work, estimate_work
-    from dfst.library.isa import TABLE_OPS
 
     model = RoutedFib(DepthConfig(base=256, depth=1))
     config, lines, samples = model.setup.config, len(model.code), 3 * 2 * 4000 + 256 * 256

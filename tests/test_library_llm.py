@@ -9,12 +9,12 @@ import pytest
 import torch
 
 from cli_helpers import assert_one_line_error, run
+from dfst.baselines.library.llm_data import OPERATIONS, WordTokenizer, make_problems
 from dfst.errors import DfstError
-from dfst.library.llm_data import OPERATIONS, WordTokenizer, make_problems
 
 transformers = pytest.importorskip("transformers")
 
-from dfst.library.llm import Calculator, LlmConfig, local_llama, run_llm  # noqa: E402
+from dfst.baselines.library.llm import Calculator, LlmConfig, local_llama, run_llm  # noqa: E402
 
 
 def _operands_from_text(text: str) -> tuple[int, int]:
@@ -89,7 +89,7 @@ def test_llm_command_refuses_a_hub_name(tmp_path, capsys):
 def test_the_parse_is_scored_against_what_each_sentence_asks():
     """A hand-set parse (operation and operands from the asked triple) scores 100% on every head
     and on the answer; a parse that swaps a and b loses a and b but keeps add's answers."""
-    from dfst.library.llm import _scores
+    from dfst.baselines.library.llm import _scores
 
     problems = make_problems(60, 16, seed=1)
     asked = torch.tensor([(p.op, p.a, p.b) for p in problems])
@@ -136,7 +136,7 @@ def test_the_labels_signal_teaches_the_parse():
 def test_given_b_changes_only_what_training_sees():
     """The same batch: the answer loss with b handed over differs from the answer alone, and the
     labels loss is the three heads' cross-entropies."""
-    from dfst.library.llm import AugmentedLlama, _batch_loss, _tensors, tiny_llama
+    from dfst.baselines.library.llm import AugmentedLlama, _batch_loss, _tensors, tiny_llama
 
     torch.manual_seed(0)
     config = LlmConfig(base=8, sentences=40, hidden=32, intermediate=64)

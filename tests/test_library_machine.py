@@ -9,14 +9,14 @@ import random
 import pytest
 import torch
 
+from dfst.baselines.library import sources
+from dfst.baselines.library.assembler import assemble
+from dfst.baselines.library.execute import _table_terms, one_hot_state, run_soft, step
+from dfst.baselines.library.interpreter import initial_state
+from dfst.baselines.library.interpreter import step as discrete_step
+from dfst.baselines.library.isa import OPCODE_INDEX, OPCODES, SHAPES, TABLE_OPS, UNARY_OPS, MachineConfig
+from dfst.baselines.library.machine import SoftProgram, build_wiring, compile_program, dense_table
 from dfst.errors import DfstError
-from dfst.library import sources
-from dfst.library.assembler import assemble
-from dfst.library.execute import _table_terms, one_hot_state, run_soft, step
-from dfst.library.interpreter import initial_state
-from dfst.library.interpreter import step as discrete_step
-from dfst.library.isa import OPCODE_INDEX, OPCODES, SHAPES, TABLE_OPS, UNARY_OPS, MachineConfig
-from dfst.library.machine import SoftProgram, build_wiring, compile_program, dense_table
 
 CONFIG = MachineConfig(base=8, registers=4, cells=4, max_steps=60)
 

@@ -8,10 +8,10 @@ import random
 
 import pytest
 
+from dfst.baselines.library.isa import CIRCUIT_OPS
+from dfst.baselines.library.programs import LIBRARY, Call, get_program
+from dfst.baselines.library.run import run_call_discrete, run_calls_soft
 from dfst.errors import DfstError
-from dfst.library.isa import CIRCUIT_OPS
-from dfst.library.programs import LIBRARY, Call, get_program
-from dfst.library.run import run_call_discrete, run_calls_soft
 
 ARITHMETIC = [name for name in LIBRARY if name not in ("fib", "sort", "add2")]
 PYTHON_OPS = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from cli_helpers import run_json
-from dfst.automata import Transducer, make_transducer
+from dfst.automata import Transducer, make_transducer, param_count
 from dfst.baselines import run_baseline
 from dfst.baselines.policy_models import MODELS, PolicyConfig, build_policy, parameters
 from dfst.baselines.policy_runner import TablePolicy, rollout_policy, run_policy
@@ -16,7 +16,6 @@ from dfst.baselines.policy_train import train_policy
 from dfst.errors import DfstError
 from dfst.grid.rollout import run_table
 from dfst.grid.world import Outcome
-from dfst.model_size import param_count
 from dfst.results import Result
 from dfst.studies.mutations import mutants
 from dfst.tasks import get_task

@@ -19,8 +19,8 @@ import pytest
 
 from cli_helpers import assert_one_line_error, run
 from dfst.grid.world import Outcome, run_agent
-from dfst.report_html import build_report
-from dfst.report_html.animation import animated_instance, animation
+from dfst.studies.html import build_report
+from dfst.studies.html.animation import animated_instance, animation
 from dfst.tasks import TASKS
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"

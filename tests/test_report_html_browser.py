@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from dfst.report_html import build_report
+from dfst.studies.html import build_report
 
 pytestmark = pytest.mark.browser
 RESULTS = Path(__file__).resolve().parents[1] / "results"

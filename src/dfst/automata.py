@@ -12,6 +12,10 @@ JSON schema (version 1), human-readable and written with sorted, stable rule ord
      "states": ["q0", ...], "alphabet": ["0", "1", "_"], "blank": "_",
      "initial": "q0", "final": "halt",
      "rules": [{"state": "q0", "read": "1", "next": "q1", "write": "0", "move": "L"}, ...]}
+
+It stands at the top of the package, outside `grid/`: a user's own agent and task are written against
+it (`from dfst.automata import Rule, make_transducer`), and it needs nothing of dfst but the errors
+and the capped reads. `param_count` is the size of the DFST an agent compiles to, torch-free.
 """
 
 from __future__ import annotations
@@ -246,3 +250,9 @@ def to_dot(agent: Transducer) -> str:
     for (q, p), labels in edges.items():
         lines.append(f"  {json.dumps(q)} -> {json.dumps(p)} [label={json.dumps(chr(10).join(labels))}];")
     return "\n".join(lines + ["}"]) + "\n"
+
+
+def param_count(k: int, d: int) -> int:
+    """Parameters of the DFST of k symbols and d hidden dimensions (A, B, C and h0) that an agent of
+    k symbols and d states compiles to: k·d·(k + d + 5) + d (here, torch-free, for the CLI)."""
+    return k * d * (k + d + 5) + d

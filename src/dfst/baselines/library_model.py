@@ -1,9 +1,9 @@
 """The library-augmented model (a differentiable program library) on add2 and sort2: a trained
 selector over compiled programs.
 
-The model's only trainable part is the seed's selection layer: a softmax over library programs that
-take the task's input in memory. add2: `dfst.library`'s add2 (the column adder) and a distractor, the
-same loop that drops the carry; sort2: the library's insertion sort and a distractor, the same sort
+The model's only trainable part is the seed's selection layer: a softmax over library programs that take
+the task's input in memory. add2: `dfst.baselines.library`'s add2 (the column adder) and a distractor,
+the same loop that drops the carry; sort2: the library's insertion sort and a distractor, the same sort
 with the comparison reversed (descending). Every candidate runs on the differentiable machine
 (compiled, frozen) on the training pairs; the mixture of their answer cells, weighted by the
 selection, is trained by cross-entropy on the answers alone, until the chosen program holds
@@ -24,13 +24,13 @@ import numpy as np
 import torch
 
 from dfst.baselines.common import BaselineResult, evaluate_predictor, hardware, merge_config, sample_pairs
+from dfst.baselines.library import sources
+from dfst.baselines.library.assembler import assemble
+from dfst.baselines.library.execute import one_hot_state, run_soft
+from dfst.baselines.library.interpreter import DiscreteState, initial_state, run_discrete
+from dfst.baselines.library.isa import MachineConfig
+from dfst.baselines.library.machine import compile_program
 from dfst.errors import DfstError
-from dfst.library import sources
-from dfst.library.assembler import assemble
-from dfst.library.execute import one_hot_state, run_soft
-from dfst.library.interpreter import DiscreteState, initial_state, run_discrete
-from dfst.library.isa import MachineConfig
-from dfst.library.machine import compile_program
 from dfst.tasks.base import Instance, Task
 
 DEFAULTS: dict = {

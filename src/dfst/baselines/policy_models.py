@@ -15,7 +15,7 @@ T steps costs O(T² · hidden · layers) time and O(T · hidden · layers) memor
 for `dfst.baselines.policy_runner`.
 
 Sizes (`policy_config`): "small" takes the width whose parameter count is nearest the DFST's for
-the task (`dfst.model_size.param_count(k, d)`, one layer, one head); "large" has width 128 (the
+the task (`dfst.automata.param_count(k, d)`, one layer, one head); "large" has width 128 (the
 transformer: 2 layers, 4 heads).
 """
 

@@ -18,10 +18,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from dfst.automata import param_count
 from dfst.baselines.common import clipped_step
 from dfst.baselines.policy_models import PolicyConfig, build_policy, policy_config
 from dfst.data import PtoDataset
-from dfst.model_size import param_count
 from dfst.tasks.base import Task
 
 

@@ -154,7 +154,7 @@ def agent_command(
         return
     check_output_file(out, force=force)
     if dot:
-        from dfst.drawing import dot_bytes
+        from dfst.grid.drawing import dot_bytes
         from dfst.io.outputs import write_atomic
 
         write_atomic(out, dot_bytes(agent))

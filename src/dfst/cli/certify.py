@@ -96,7 +96,7 @@ def show_command(
 ) -> None:
     """Render an agent as Graphviz DOT (stdout or --out), or SVG when the `dot` binary exists."""
     from dfst.automata import load_transducer, to_dot
-    from dfst.drawing import write_drawing
+    from dfst.grid.drawing import write_drawing
 
     if out is not None:
         check_output_file(out, force=force)

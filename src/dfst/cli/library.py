@@ -20,7 +20,7 @@ app.add_typer(library_app, name="library")
 @library_app.command("list")
 def library_list_command(as_json: bool = JsonOption) -> None:
     """The library's programs, their arguments and what they compute."""
-    from dfst.library.programs import LIBRARY
+    from dfst.baselines.library.programs import LIBRARY
 
     rows = [{"name": p.name, "usage": p.usage, "summary": p.summary} for p in LIBRARY.values()]
     if as_json:
@@ -49,8 +49,8 @@ def library_run_command(
 ) -> int:
     """Run PROGRAM on ARGS: the interpreter's answer, the differentiable machine's, and Python's.
     Exit 0 when they agree, 1 when not."""
-    from dfst.library.programs import Call, get_program
-    from dfst.library.run import run_call_discrete, run_calls_soft
+    from dfst.baselines.library.programs import Call, get_program
+    from dfst.baselines.library.run import run_call_discrete, run_calls_soft
 
     if base < 2 or base > 1024:
         raise DfstError(f"--base {base} is outside 2..1024")
@@ -125,10 +125,10 @@ def library_experiment_command(
     table vs circuit (ops); our accuracy beside the seed's, as JSON under --out and a figure."""
     from pathlib import Path
 
+    from dfst.baselines.library.experiment import run_depth_table
+    from dfst.baselines.library.plot import plot_depth
     from dfst.cli.app import parse_lengths
     from dfst.io.outputs import check_output_file, make_directory, write_json
-    from dfst.library.experiment import run_depth_table
-    from dfst.library.plot import plot_depth
 
     if epochs < 1:  # every experiment: its JSON and figure are per epoch
         raise DfstError(f"--epochs must be at least 1, got {epochs}")
@@ -136,7 +136,7 @@ def library_experiment_command(
         plot_path = Path(plot or "docs/img/library_ops.png")
         return _ops_experiment(width, epochs, test_pairs, Path(out), plot_path, force)
     if name == "llm":
-        from dfst.library.llm import LlmConfig
+        from dfst.baselines.library.llm import LlmConfig
 
         config = LlmConfig(base=base, sentences=sentences, epochs=epochs, lr=lr, llama_dir=llama_dir,
                            signal=signal)
@@ -165,9 +165,9 @@ def library_experiment_command(
 def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: bool) -> None:
     """Experiment (a): both arms, results/library/ops_w{WIDTH}.json and the figure."""
 
+    from dfst.baselines.library.ops_experiment import OpsConfig, run_ops
+    from dfst.baselines.library.plot import plot_ops
     from dfst.io.outputs import check_output_file, make_directory, write_json
-    from dfst.library.ops_experiment import OpsConfig, run_ops
-    from dfst.library.plot import plot_ops
 
     if not 2 <= width <= 8:
         raise DfstError(f"--width {width} is outside 2..8 (the table has 8**width entries)")
@@ -188,10 +188,10 @@ def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: 
 def _llm_experiment(config, out, plot, force: bool) -> None:
     """Experiment (c): `out` (results/library/llm[_SIGNAL].json: accuracy per epoch) and the figure."""
 
+    from dfst.baselines.library.llm import check_llama_dir, run_llm
+    from dfst.baselines.library.llm_data import TEMPLATES
+    from dfst.baselines.library.plot import plot_llm
     from dfst.io.outputs import check_output_file, make_directory, write_json
-    from dfst.library.llm import check_llama_dir, run_llm
-    from dfst.library.llm_data import TEMPLATES
-    from dfst.library.plot import plot_llm
 
     if not 2 <= config.base <= 256 or config.epochs < 1:
         raise DfstError("--base must be 2..256 and --epochs at least 1")

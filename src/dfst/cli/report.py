@@ -44,7 +44,7 @@ def report_command(
 
 def _write_html(out: Path, results: Path, runs: Path, force: bool, as_json: bool) -> None:
     """Write the site; say where it is and what it could not show (stderr, or in the JSON)."""
-    from dfst.report_html import build_report
+    from dfst.studies.html import build_report
 
     page, material = build_report(results, runs, out, force=force)
     size = page.stat().st_size

@@ -32,7 +32,7 @@ def plot_runs_command(
 ) -> None:
     """Training loss and closed-loop robust length against iterations, one line per run."""
     from dfst.io.outputs import check_output_file
-    from dfst.plots import FORMATS, plot_training_runs
+    from dfst.results.plots import FORMATS, plot_training_runs
     from dfst.train.rundir import checked_metrics
 
     if out.suffix.lower() not in FORMATS:

@@ -30,10 +30,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from dfst.automata import MOVES
+from dfst.automata import (
+    MOVES,
+    param_count,  # k·d·(k + d + 5) + d, kept torch-free for the CLI
+)
 from dfst.errors import DfstError
 from dfst.model.scan import DEFAULT_SCAN, prefix_products_hillis_steele
-from dfst.model_size import param_count  # k·d·(k + d + 5) + d, kept torch-free for the CLI
 
 N_MOVES = len(MOVES)  # 5: C has one score row per move
 __all__ = ["DFST", "FORWARDS", "INITS", "N_MOVES", "DFSTConfig", "Population", "hidden_states", "param_count",

@@ -20,11 +20,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from dfst.automata import Transducer
+from dfst.automata import Transducer, param_count
 from dfst.errors import DfstError
 from dfst.io.limits import default_max_memory, human_bytes
 from dfst.model import DFST, weight_shapes
-from dfst.model_size import param_count
 
 # Peak memory of `dfst compile` over the dense size: the numpy arrays, the model's tensors and the
 # checkpoint's serialisation (measured: +865 MiB RSS for 287 MiB of weights, k=3, d=5000).

@@ -1,7 +1,7 @@
 """What `dfst eval` leaves next to a checkpoint, and `dfst replay`'s re-run of the saved failure.
 
     DIR/eval.json            the protocol's report (dfst.protocol.evaluate.run_protocol), with dfst_version
-    DIR/eval.png             accuracy against N (dfst.plots)
+    DIR/eval.png             accuracy against N (dfst.results.plots)
     DIR/first_failure.json   the first instance that failed (removed when an evaluation has none)
 
 A directory dfst cannot write gets no files (the report is still returned); a report path that is
@@ -76,7 +76,7 @@ def prepare_report_dir(directory: Path) -> bool:
 def save_reports(directory: Path, task: Task, report: dict, failure: InstanceResult | None,
                  saving: bool) -> None:
     """Fill the report's `first_failure` and `plot`; with `saving`, write the three files."""
-    from dfst.plots import plot_length_generalisation
+    from dfst.results.plots import plot_length_generalisation
 
     report["first_failure"], report["plot"] = None, None
     if failure is not None:

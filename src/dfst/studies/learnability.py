@@ -206,7 +206,7 @@ def save_results(report: dict, results: Path) -> dict:
 
 def plot_learnability(report: dict, path: str | Path) -> Path:
     """Success rate against samples, one line per d, DFST and RPNI side by side."""
-    from dfst.plots import plt, save_figure
+    from dfst.results.plots import plt, save_figure
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True, dpi=110)
     for ax, learner, title in zip(axes, ("dfst", "rpni"), ("DFST (default recipe)", "RPNI, same PTOs")):

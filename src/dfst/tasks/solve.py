@@ -24,7 +24,7 @@ from dfst.tasks.budget import Estimate, check_rollout
 
 def task_summaries() -> list[dict]:
     """One row per registered task: base, k symbols, d states, DFST parameters, what it computes."""
-    from dfst.model_size import param_count
+    from dfst.automata import param_count
 
     return [{"task": t.name, "base": t.base, "k": t.agent.k, "d": t.agent.d,
              "params": param_count(t.agent.k, t.agent.d), "summary": t.summary} for t in TASKS.values()]

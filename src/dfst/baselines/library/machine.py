@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import torch
 
-from dfst.library.circuits import bit_table
-from dfst.library.isa import (
+from dfst.baselines.library.circuits import bit_table
+from dfst.baselines.library.isa import (
     OPCODE_INDEX,
     OPCODES,
     TABLE_OPS,

@@ -9,10 +9,17 @@ from __future__ import annotations
 
 import torch
 
+from dfst.baselines.library.circuits import circuit_value
+from dfst.baselines.library.isa import (
+    CIRCUIT_OPS,
+    NO_WRITE,
+    OPCODE_INDEX,
+    TABLE_OPS,
+    UNARY_OPS,
+    MachineConfig,
+)
+from dfst.baselines.library.machine import WORK_CAP, SoftProgram, SoftState, Wiring, build_wiring
 from dfst.errors import DfstError
-from dfst.library.circuits import circuit_value
-from dfst.library.isa import CIRCUIT_OPS, NO_WRITE, OPCODE_INDEX, TABLE_OPS, UNARY_OPS, MachineConfig
-from dfst.library.machine import WORK_CAP, SoftProgram, SoftState, Wiring, build_wiring
 
 
 def _weight(f: torch.Tensor, op: str, prune: bool) -> torch.Tensor | None:

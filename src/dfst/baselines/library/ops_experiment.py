@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, replace
 
 import torch
 
-from dfst.library.circuits import bit_table, ripple_sub, to_bits, to_unit
+from dfst.baselines.library.circuits import bit_table, ripple_sub, to_bits, to_unit
 
 ARMS = ("table", "circuit")
 

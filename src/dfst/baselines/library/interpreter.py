@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dfst.library.isa import CIRCUIT_OPS, TABLE_OPS, UNARY_OPS, Instr, MachineConfig, check_program
+from dfst.baselines.library.isa import CIRCUIT_OPS, TABLE_OPS, UNARY_OPS, Instr, MachineConfig, check_program
 
 
 @dataclass

@@ -20,12 +20,12 @@ from dataclasses import asdict, dataclass
 
 import torch
 
+from dfst.baselines.library.assembler import assemble
+from dfst.baselines.library.execute import check_work, initial_soft_state, step
+from dfst.baselines.library.isa import TABLE_OPS
+from dfst.baselines.library.machine import build_wiring, compile_program
+from dfst.baselines.library.programs import Call, get_program
 from dfst.errors import DfstError
-from dfst.library.assembler import assemble
-from dfst.library.execute import check_work, initial_soft_state, step
-from dfst.library.isa import TABLE_OPS
-from dfst.library.machine import build_wiring, compile_program
-from dfst.library.programs import Call, get_program
 
 ROUTERS = ("slots", "values")
 

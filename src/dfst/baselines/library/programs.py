@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dfst.baselines.library import sources
+from dfst.baselines.library.isa import CIRCUIT_OPS, TABLE_OPS, MachineConfig, table_value
 from dfst.errors import DfstError
-from dfst.library import sources
-from dfst.library.isa import CIRCUIT_OPS, TABLE_OPS, MachineConfig, table_value
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dfst.report_html.collect import Material, collect
-from dfst.report_html.page import render_page
-from dfst.report_html.site import MARKER_FILE, PAGE, check_report_dir, write_report
+from dfst.studies.html.collect import Material, collect
+from dfst.studies.html.page import render_page
+from dfst.studies.html.site import MARKER_FILE, PAGE, check_report_dir, write_report
 
 
 def build_report(results_dir: Path, runs_dir: Path, out: Path, *,

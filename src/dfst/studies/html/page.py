@@ -7,12 +7,12 @@ from __future__ import annotations
 from html import escape
 
 from dfst.io.outputs import marker_text
-from dfst.report_html.animation import animation, caption, frames_json
-from dfst.report_html.assets import CSS, JS
-from dfst.report_html.collect import Material, TaskMaterial
-from dfst.report_html.diagram import automaton_svg
-from dfst.report_html.figures import lg_figure, training_figure
-from dfst.report_html.tables import comparison_table, reproduce_table
+from dfst.studies.html.animation import animation, caption, frames_json
+from dfst.studies.html.assets import CSS, JS
+from dfst.studies.html.collect import Material, TaskMaterial
+from dfst.studies.html.diagram import automaton_svg
+from dfst.studies.html.figures import lg_figure, training_figure
+from dfst.studies.html.tables import comparison_table, reproduce_table
 from dfst.tasks import TASKS
 
 

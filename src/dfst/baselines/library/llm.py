@@ -19,12 +19,12 @@ from pathlib import Path
 
 import torch
 
+from dfst.baselines.library.assembler import assemble
+from dfst.baselines.library.execute import initial_soft_state, run_soft
+from dfst.baselines.library.isa import MachineConfig
+from dfst.baselines.library.llm_data import OPERATIONS, Problem, WordTokenizer, make_problems
+from dfst.baselines.library.machine import compile_program
 from dfst.errors import DfstError
-from dfst.library.assembler import assemble
-from dfst.library.execute import initial_soft_state, run_soft
-from dfst.library.isa import MachineConfig
-from dfst.library.llm_data import OPERATIONS, Problem, WordTokenizer, make_problems
-from dfst.library.machine import compile_program
 
 SEED_RESULT = {"sentences": 45151, "accuracy_at_62": 99.2, "accuracy_at_132": 100.0}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dfst.plots import plt, save_figure  # matplotlib with the file-only backend
+from dfst.results.plots import plt, save_figure  # matplotlib with the file-only backend
 
 
 def plot_depth(result: dict, path: Path) -> Path:
@@ -13,7 +13,7 @@ def plot_depth(result: dict, path: Path) -> Path:
     depths = [r["config"]["depth"] for r in rows]
     fig, ax = plt.subplots(figsize=(5, 3.2))
     ax.plot(depths, [r["test_accuracy"][-1] for r in rows], "o-", label=f"dfst, base {result['base']}")
-    from dfst.library.experiment import SEED_TABLE_1
+    from dfst.baselines.library.experiment import SEED_TABLE_1
 
     for seed_base, row in SEED_TABLE_1.items():  # the seed's rows, at its bases (ours may be smaller)
         ax.plot(range(1, 7), row, "s--", alpha=0.6, label=f"seed 002, Table 1 (base {seed_base})")

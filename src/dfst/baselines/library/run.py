@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 import torch
 
+from dfst.baselines.library.assembler import assemble
+from dfst.baselines.library.execute import one_hot_state, run_soft
+from dfst.baselines.library.interpreter import initial_state, run_discrete
+from dfst.baselines.library.machine import compile_program
+from dfst.baselines.library.programs import Call, LibraryProgram, Setup
 from dfst.errors import DfstError
-from dfst.library.assembler import assemble
-from dfst.library.execute import one_hot_state, run_soft
-from dfst.library.interpreter import initial_state, run_discrete
-from dfst.library.machine import compile_program
-from dfst.library.programs import Call, LibraryProgram, Setup
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
+from dfst.baselines.library.isa import NO_WRITE, SHAPES, Instr
 from dfst.errors import DfstError
-from dfst.library.isa import NO_WRITE, SHAPES, Instr
 
 LABEL = re.compile(r"^([A-Za-z_]\w*):$")
 REGISTER = re.compile(r"^r(\d+)$")
