@@ -307,3 +307,15 @@ def test_a_run_of_huge_step_bound_is_announced(capsys):
     assert "24,000,048,000,016 steps" in capsys.readouterr().err
     _note_long_run(estimate_solve(TASKS["mult2"], 100, 100))
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_no_hard_set_grows_in_count_past_the_probe_limit(name):
+    from dfst.tasks.budget import PROBE_LIMIT
+
+    task = TASKS[name]
+    assert len(task.hard(PROBE_LIMIT, task.base)) == len(task.hard(PROBE_LIMIT + 700, task.base))
+    count, digits = hard_digits(task, 5_000)
+    hard = task.hard(5_000, task.base)
+    assert count == len(hard)
+    assert digits >= sum(len(s) for s in {s for i in hard for s in (i.a, i.b) if len(s) > 1}) - 5_000

@@ -72,7 +72,9 @@ def test_the_headline_table_is_the_stored_results():
         whole = sum(certified_kind(r) == "all" for r in extracted)  # CERTIFIED, checker ok, no bound
         assert certified == f"{whole} of {n}"
         versions = {((r.key or {}).get("eval") or {}).get("hard_set", 1) for r in model}  # 1: before keys
-        assert hard_set == f"hard set {versions.pop()}" and not versions
+        held_out = {((r.key or {}).get("eval") or {}).get("held_out", False) for r in model}
+        assert hard_set == f"hard set {versions.pop()}" + (", held out" if held_out == {True} else "")
+        assert not versions and len(held_out) == 1
 
 
 def test_the_comparison_block_is_what_dfst_table_writes(tmp_path, monkeypatch):

@@ -13,13 +13,14 @@ every instance exact; probabilistic: every random pair.
 from __future__ import annotations
 
 import platform
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import torch
 
 from dfst.errors import DfstError
 from dfst.protocol.config import EvalConfig
+from dfst.protocol.instances import HeldOut
 from dfst.protocol.ladder import max_passing
 from dfst.protocol.scorer import batched, score_with
 from dfst.results import Result
@@ -47,6 +48,7 @@ def hardware() -> str:
 def evaluate_predictor(task: Task, predict: Predictor, digits: Sequence[int], *, random: int = 10,
                        seed: int = 0, hard: bool = True, stop_at_failure: bool = False,
                        stop_when_none_exact: bool = False, time_budget: float | None = None,
+                       trained_on: Iterable[tuple[str, str]] = (),
                        on_level: Callable[[dict], None] | None = None, **stops) -> dict:
     """Score `predict` at each length through `dfst.protocol.score_with`, the scorer of `dfst score`.
 
@@ -58,7 +60,8 @@ def evaluate_predictor(task: Task, predict: Predictor, digits: Sequence[int], *,
     the first with no exact answer (to trace an accuracy curve without paying for lengths where
     nothing works); `on_level(scores so far)` is called after each length (a long ladder saves as
     it goes).
-    `time_budget` and `stops` (`growth`, `before`) are the ladder loop's (`dfst.protocol.ladder.climb`).
+    `time_budget` and `stops` (`growth`, `before`) are the ladder loop's (`dfst.protocol.ladder.climb`);
+    `trained_on`: the operand pairs the system was trained on, never scored.
     """
     def after_level(levels: list[dict]) -> bool:
         if on_level is not None:
@@ -68,7 +71,7 @@ def evaluate_predictor(task: Task, predict: Predictor, digits: Sequence[int], *,
 
     cfg = EvalConfig(tuple(sorted(set(digits))), random, hard, seed, time_budget=time_budget)
     result = score_with(batched(instance_predictor(predict), LEVEL_AT_ONCE), task, cfg, system="baseline",
-                        after_level=after_level, **stops)
+                        after_level=after_level, held_out=HeldOut(trained_on), **stops)
     protocol = {key: result.details[key] for key in ("instances_sha256", "instance_count", "hard_set")}
     return _scores(result.levels) | {"protocol": protocol, "stopped_by": result.details["stopped_by"]}
 

@@ -18,6 +18,7 @@ under its own name (results/baselines/lstm-policy-large-add2-s0.json). Results: 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict
 
 from dfst.baselines.common import count_params, evaluate_predictor, hardware, length_ladder, merge_config
@@ -81,7 +82,8 @@ def step_bound(task: Task, n: int, random: int) -> int:
     return max(task.max_steps(inst) for inst in instances)
 
 
-def evaluate_policy(kind: str, task: Task, model, config: dict, max_train_digits: int) -> dict:
+def evaluate_policy(kind: str, task: Task, model, config: dict, max_train_digits: int,
+                    trained_on: Iterable[tuple[str, str]] = ()) -> dict:
     """The protocol's scores ({"robust_lg", "probabilistic_lg", "levels", "stopped_by"}), closed loop:
     the ladder loop's, with the policy's own cost (its step bound to COST_POWER[kind]) and its
     context ("context": a length whose step bound is over `max_context`)."""
@@ -99,7 +101,8 @@ def evaluate_policy(kind: str, task: Task, model, config: dict, max_train_digits
         return (bounds[n] / bounds[last]) ** COST_POWER[kind]
 
     scores = evaluate_predictor(task, predict, lengths, random=config["random"], stop_when_none_exact=True,
-                                time_budget=config["eval_seconds"], growth=growth, before=over_context)
+                                time_budget=config["eval_seconds"], trained_on=trained_on, growth=growth,
+                                before=over_context)
     stopped_by = {"after_level": "none_exact"}.get(scores["stopped_by"], scores["stopped_by"])
     kept = ("robust_lg", "probabilistic_lg", "levels")
     return {key: scores[key] for key in kept} | {"stopped_by": stopped_by}
@@ -123,7 +126,7 @@ def run_kind(kind: str, task: Task, *, seed: int, config: dict, progress: bool =
 
         model, info = train_policy(kind, task, data, config, seed, advance)
         where = hardware()  # inside: the threads it reports are the ones training used
-        scores = evaluate_policy(kind, task, model, config, train_cfg.max_digits)
+        scores = evaluate_policy(kind, task, model, config, train_cfg.max_digits, data.operands)
     return Result(
         system=f"{NAMES[kind]} policy ({config['size']})", task=task.name, seed=seed, samples=data.samples,
         params=count_params(model), max_train_digits=train_cfg.max_digits, robust_lg=scores["robust_lg"],

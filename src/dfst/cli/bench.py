@@ -1,5 +1,6 @@
 """`dfst bench rollout` (the engine against a per-step PyTorch loop, measured in the same run),
-`dfst bench mutations` (the protocol's mutation score), `dfst bench learnability` (random agents:
+`dfst bench mutations` (the protocol's mutation score), `dfst bench faults` (the protocol against
+external models wrong on one kind of instance), `dfst bench learnability` (random agents:
 DFST and RPNI success against states and samples) and `dfst bench train` (training's iteration, the
 fused engine against autograd's graph)."""
 
@@ -20,6 +21,7 @@ from dfst.cli.app import (
     print_table,
     progress_bar,
 )
+from dfst.errors import DfstError
 
 bench_app = typer.Typer(help="Benchmarks (ratios against a baseline measured in the same run).",
                         no_args_is_help=True)
@@ -90,6 +92,37 @@ def _print_mutations(report: dict) -> None:
         table.add_row(s["mutant"], s["status"], s["why"])
     if report["survivors"]:
         print_table(table)
+
+
+@bench_app.command("faults")
+def bench_faults_command(
+    tasks: str = typer.Option("add2,add10,sub2,sub10", "--tasks", help="Comma-separated addition and "
+                              "subtraction tasks."),
+    digits: str = typer.Option("10,30,100", "--digits", help="Comma-separated operand lengths N."),
+    random: int = typer.Option(10, "--random", help="Random pairs per length (the paper's protocol: 10)."),
+    as_json: bool = JsonOption,
+) -> int:
+    """The protocol against external faults: models exact but on one kind of instance (a carry or
+    borrow entering exactly K digits past the shorter operand, operands of unequal lengths, a new top
+    digit, a long carry chain), each caught at the first length with a wrong answer, or never.
+
+    Exit code 0: every fault caught; 1: some fault passed the protocol; 2: bad input."""
+    from dfst.studies.faults import run_faults
+
+    names = [name.strip() for name in tasks.split(",") if name.strip()]
+    if random < 0:
+        raise DfstError(f"--random must be >= 0, got {random}")
+    rows = run_faults(names, parse_lengths(digits, "--digits"), random)
+    if as_json:
+        print_json(rows)
+    else:
+        table = Table("task", "fault", "caught at N", "wrong there", "instances scored",
+                      title=f"external faults against the protocol (hard set + {random} random pairs)")
+        for row in rows:
+            caught = "[red]never[/]" if row["caught_at"] is None else f"{row['caught_at']:,}"
+            table.add_row(row["task"], row["fault"], caught, str(row["wrong"] or ""), f"{row['instances']:,}")
+        print_table(table)
+    return 0 if all(row["caught_at"] is not None for row in rows) else 1
 
 
 @bench_app.command("learnability")

@@ -29,6 +29,7 @@ from dfst.errors import DfstError
 from dfst.protocol.config import UNTIL_FAIL_BUDGET, EvalConfig
 from dfst.protocol.eval_files import (
     REPORT_FILE,
+    held_out_of,
     load_for_eval,
     prepare_report_dir,
     replay_failure,
@@ -80,10 +81,15 @@ def eval_command(
                                            f"(default with --until-fail: {UNTIL_FAIL_BUDGET:g})."),
     max_digits: int = typer.Option(10**7, "--max-digits", help="Upper end of the --until-fail ladder."),
     agent_file: Path = AgentReferenceOption,
+    trained_on: Path = typer.Option(
+        None, "--trained-on", metavar="FILE",
+        help="The PTO dataset the model was trained on: its operand pairs are never tested (default: "
+             "a run's own data, for a checkpoint of a training run)."),
     max_memory: str = MaxMemoryOption,
     as_json: bool = JsonOption,
 ) -> int:
-    """Length generalisation: robust (hard + random) and probabilistic (random) exactness per N.
+    """Length generalisation: robust (hard + random) and probabilistic (random) exactness per N,
+    never on an instance the model was trained on.
 
     Exit code 0: every evaluated length exact; 1: some length was not; 2: bad input. The report
     (eval.json, eval.png, first_failure.json) is saved in the checkpoint directory; a read-only one
@@ -96,6 +102,7 @@ def eval_command(
                      max_digits=max_digits, time_budget=time_budget, max_memory=memory_bound(max_memory))
     checkpoint = target_of(path, extracted, as_json)
     task, weights, _ = load_for_eval(checkpoint, agent_file)
+    held_out, held_out_source = held_out_of(checkpoint, trained_on)
     note_agent(task, as_json)
     check_eval_lengths(task, cfg)  # before the progress display, so a refusal is the one line it prints
     saving = prepare_report_dir(Path(checkpoint))
@@ -105,10 +112,10 @@ def eval_command(
     with _eval_progress(as_json) as progress:
         bar = progress.add_task("", total=None, n=0, instances=0)
         report, failure = run_protocol(
-            task, weights, cfg,
+            task, weights, cfg, held_out=held_out,
             on_level=lambda n, count: progress.update(bar, n=n, instances=count, completed=0),
             on_steps=lambda steps: progress.advance(bar, steps))
-    report |= {"checkpoint": str(checkpoint)} | task.describe()
+    report |= {"checkpoint": str(checkpoint), "held_out_source": held_out_source} | task.describe()
     try:
         save_reports(Path(checkpoint), task, report, failure, saving)
     except DfstError as exc:  # e.g. a read-only medium that os.access did not see: keep the result
@@ -149,12 +156,21 @@ def _print_report(report: dict) -> None:
     print_table(table)
     console.print(f"robust to {report['robust_max_digits']:,} digits, probabilistic to "
                   f"{report['probabilistic_max_digits']:,}; stopped by: {report['stopped_by']}")
+    console.print(_held_out_line(report), highlight=False)
     if report["first_failure"]:
         f = report["first_failure"]
         console.print(f"[red]first failure[/]: {f['name']} at {f['digits']:,} digits ({f['verdict']}); "
                       f"replay with: {dfst_command(report['task'])} replay {report['checkpoint']}")
     if report["plot"] is not None:
         console.print(f"report: {Path(report['checkpoint']) / REPORT_FILE}   plot: {report['plot']}")
+
+
+def _held_out_line(report: dict) -> str:
+    if report["held_out_source"] is None:
+        return "held out: no training data known (--trained-on FILE names it)"
+    excluded = sum(lv.get("excluded", 0) for lv in report["levels"])
+    return (f"held out: the {report['held_out']:,} training pairs of {report['held_out_source']} "
+            f"({excluded:,} protocol instances left out or drawn again)")
 
 
 @app.command("replay")

@@ -9,7 +9,8 @@
     evaluate   a DFST's weights or an automaton on dfst's engine (`dfst eval`, training, reproduce):
                `run_protocol`
     eval_files what `dfst eval` leaves next to a checkpoint, and `dfst replay` of its failure
-    instances  a length's instances (`level_instances`, `level_stream`); numbered requests, the set's SHA-256
+    instances  a length's instances (`level_instances`, `level_stream`), none a training pair (`HeldOut`);
+               numbered requests, the set's SHA-256
     tally      one length's verdicts: hard set and random pairs apart, Wilson interval, failure bound
     scorer     `score` (a Python function), `score_with` (any answerer), the lengths and the budget
     child      `CommandModel`: a command answering JSON Lines (`dfst score --cmd`), pipelined

@@ -37,6 +37,8 @@ from dfst.io.outputs import (
     writable_directory,
     write_json,
 )
+from dfst.io.targets import DATA_FILE, is_run
+from dfst.protocol.instances import HeldOut
 from dfst.tasks import Instance, Task
 
 REPORT_FILE, PLOT_FILE, FAILURE_FILE = "eval.json", "eval.png", "first_failure.json"
@@ -56,6 +58,23 @@ def load_for_eval(checkpoint: str | Path,
         raise DfstError(f"checkpoint {checkpoint} has k={model.config.k} symbols; task {task.name} "
                         f"has {len(task.alphabet)}")
     return task, DfstWeights.of(*model.numpy_weights()), config
+
+
+def held_out_of(checkpoint: str | Path, dataset: str | Path | None = None) -> tuple[HeldOut, str | None]:
+    """The operand pairs a checkpoint was trained on, kept out of its tests, and where they were read:
+    `dataset` (a PTO dataset file), else the data of the training run the checkpoint belongs to
+    (RUN/model, RUN/trained or RUN/extracted: RUN/data.pto.zip); none (and None) when neither is known."""
+    from dfst.data.pto import load_dataset
+
+    path = Path(dataset) if dataset is not None else _run_data(Path(checkpoint))
+    if path is None:
+        return HeldOut(), None
+    return HeldOut(load_dataset(path).operands), str(path)
+
+
+def _run_data(checkpoint: Path) -> Path | None:
+    run = checkpoint.resolve().parent
+    return run / DATA_FILE if is_run(run) and (run / DATA_FILE).is_file() else None
 
 
 def prepare_report_dir(directory: Path) -> bool:

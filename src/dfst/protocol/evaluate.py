@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 
 from dfst.grid.rollout import DfstWeights, InstanceResult, rollout
 from dfst.protocol.config import EvalConfig
-from dfst.protocol.instances import level_instances
+from dfst.protocol.instances import HeldOut, level_instances
 from dfst.protocol.ladder import check_lengths, climb, max_passing
 from dfst.protocol.tally import wilson_interval
 from dfst.tasks.base import Task
@@ -36,6 +36,7 @@ class LevelReport:
     steps: int
     seconds: float
     failures: list[dict] = field(default_factory=list)  # every failing instance, without operands
+    excluded: int = 0  # protocol instances left out or drawn again: the model was trained on them
 
     @property
     def robust(self) -> bool:
@@ -98,28 +99,31 @@ def check_eval_lengths(task: Task, cfg: EvalConfig) -> None:
 
 
 def run_protocol(task: Task, weights: DfstWeights | None, cfg: EvalConfig, *,
-                 on_level: Callable[[int, int], None] | None = None,
+                 held_out: HeldOut | None = None, on_level: Callable[[int, int], None] | None = None,
                  on_steps: Callable[[int], None] | None = None) -> tuple[dict, InstanceResult | None]:
     """Evaluate every length of the ladder; returns the JSON report and the first failing instance.
 
     `weights=None` evaluates the task's expert automaton through the same engine (a sanity check).
     The ladder, its bounds and its stops are `dfst.protocol.ladder.climb`'s (stopped_by "failure",
     "time_budget", "memory", "max_digits" or "completed"); a given length over the memory bound is
-    a DfstError before anything runs.
+    a DfstError before anything runs. `held_out`: the operand pairs the model was trained on, never
+    tested (each level counts them as `excluded`; the report's `held_out` is how many there are).
     """
     first_failure: InstanceResult | None = None
+    held_out = held_out or HeldOut()
 
     def run_level(n: int) -> dict:
         nonlocal first_failure
-        instances = level_instances(task, n, cfg)  # drawn once, freed before the next (longer) length
+        instances = level_instances(task, n, cfg, held_out)  # drawn once, freed before the next length
         if on_level is not None:
             on_level(n, len(instances))
         report, failure = evaluate_level(task, weights, n, instances, cfg, on_steps)
+        report.excluded = held_out.removed.get(n, 0)
         first_failure = first_failure or failure
         return level_record(report)
 
     start = time.perf_counter()
     levels, stopped_by = climb(task, cfg, run_level, lambda n: level_estimate(task, n, cfg))
-    summary = summarize(task, levels, stopped_by, cfg)
+    summary = summarize(task, levels, stopped_by, cfg) | {"held_out": len(held_out.pairs)}
     summary["seconds"] = round(time.perf_counter() - start, 3)
     return summary, first_failure

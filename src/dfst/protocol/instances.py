@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 import numpy as np
@@ -30,23 +30,67 @@ class Request(NamedTuple):
     line: bytes
 
 
-def level_instances(task: Task, n: int, cfg: EvalConfig) -> list[Instance]:
+MAX_REDRAWS = 1000  # random pairs in a row found in the training data before a length has no more
+
+
+class HeldOut:
+    """The operand pairs a model was trained on, kept out of its tests: a hard instance among them is
+    left out, a random pair among them is drawn again from the same generator (so that with no
+    training pairs the set is exactly the set without them). `removed[n]` counts both at length n."""
+
+    def __init__(self, pairs: Iterable[tuple[str, str]] = ()) -> None:
+        self.pairs = frozenset((a, b) for a, b in pairs)
+        self.removed: dict[int, int] = {}
+
+    def __contains__(self, instance: Instance) -> bool:
+        return (instance.a, instance.b) in self.pairs
+
+    def hard(self, task: Task, n: int) -> list[Instance]:
+        """The hard set at n, less the training pairs."""
+        hard = task.hard_instances(n)
+        kept = [instance for instance in hard if instance not in self]
+        self.removed[n] = self.removed.get(n, 0) + len(hard) - len(kept)
+        return kept
+
+    def draw(self, task: Task, rng: np.random.Generator, n: int) -> Instance | None:
+        """A random pair of length n that is not a training pair, each training pair drawn on the way
+        counted in `removed`; None when MAX_REDRAWS draws in a row were training pairs (the data
+        holds every pair of that length, or nearly: the length then has fewer random pairs, and
+        those draws are not counted)."""
+        for tries in range(MAX_REDRAWS):
+            instance = task.random_instance(rng, n, n)
+            if instance not in self:
+                self.removed[n] = self.removed.get(n, 0) + tries
+                return instance
+        return None
+
+
+def level_instances(task: Task, n: int, cfg: EvalConfig, held_out: HeldOut | None = None) -> list[Instance]:
     """The instances of length n under `cfg`, as a list (a DFST's rollout runs them together)."""
-    return list(level_stream(task, n, random=cfg.random, seed=cfg.seed, hard=cfg.hard))
+    return list(level_stream(task, n, random=cfg.random, seed=cfg.seed, hard=cfg.hard, held_out=held_out))
 
 
-def level_stream(task: Task, n: int, *, random: int, seed: int, hard: bool = True) -> Iterator[Instance]:
-    """The instances of length n, one at a time: the hard set, then the random pairs."""
+def level_stream(task: Task, n: int, *, random: int, seed: int, hard: bool = True,
+                 held_out: HeldOut | None = None) -> Iterator[Instance]:
+    """The instances of length n, one at a time: the hard set, then the random pairs, none of them
+    a training pair of `held_out`."""
+    held_out = held_out or HeldOut()
     if hard:
-        yield from task.hard_instances(n)
-    yield from random_stream(task, n, random, seed)
+        yield from held_out.hard(task, n)
+    yield from random_stream(task, n, random, seed, held_out)
 
 
-def random_stream(task: Task, n: int, count: int, seed: int) -> Iterator[Instance]:
-    """`task.random_instances(n, count, seed=seed + n)`, one at a time."""
+def random_stream(task: Task, n: int, count: int, seed: int,
+                  held_out: HeldOut | None = None) -> Iterator[Instance]:
+    """`task.random_instances(n, count, seed=seed + n)`, one at a time, a training pair drawn again;
+    fewer when the training data holds (nearly) every pair of length n."""
+    held_out = held_out or HeldOut()
     rng = np.random.default_rng(seed + n)
     for _ in range(count):
-        yield task.random_instance(rng, n, n)
+        instance = held_out.draw(task, rng, n)
+        if instance is None:
+            return
+        yield instance
 
 
 def request_line(request_id: int, instance: Instance) -> bytes:
@@ -65,8 +109,9 @@ class InstanceSet:
         for instance in instances:
             line = request_line(self.count, instance)
             self._hash.update(line)
-            yield Request(self.count, instance, line)
-            self.count += 1
+            request = Request(self.count, instance, line)
+            self.count += 1  # before the request leaves: `count` is every request drawn so far
+            yield request
 
     @property
     def sha256(self) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dfst import __version__
 from dfst.errors import DfstError
 from dfst.protocol.config import EvalConfig
-from dfst.protocol.instances import InstanceSet, Request, random_stream
+from dfst.protocol.instances import HeldOut, InstanceSet, Request, random_stream
 from dfst.protocol.ladder import climb, max_passing
 from dfst.protocol.tally import DEFAULT_RANDOM, LevelTally
 from dfst.results import Result
@@ -84,24 +84,28 @@ def _short(text: str) -> str:
 
 def score_with(answer: Answerer, task: Task, cfg: EvalConfig, *, system: str, config: dict | None = None,
                on_progress: Progress | None = None, after_level: AfterLevel | None = None,
-               **stops) -> Result:
+               held_out: HeldOut | None = None, **stops) -> Result:
     """Every length of the ladder through `answer`, or up to the one after which `after_level` says
     stop; the Result with the set's hash and dfst's own time. `stops`: `climb`'s `growth` and
     `before`, for a model whose time grows otherwise than the task's steps or that cannot run a
-    length. Memory: the hard set of a length is held whole (the task makes it as a list), the random
-    pairs stream."""
+    length. `held_out`: the operand pairs the model was trained on, never scored (each level counts
+    them as `excluded`). Memory: the hard set of a length is held whole (the task makes it as a
+    list), the random pairs stream."""
     instance_set = InstanceSet()
     wall, cpu = time.perf_counter(), time.process_time()
 
     def after(levels: list[dict]) -> str | None:
         return "after_level" if after_level is not None and after_level(list(levels)) else None
 
+    held_out = held_out or HeldOut()
+
     def run_level(n: int) -> dict:
-        return score_level(answer, task, n, cfg, instance_set, on_progress)
+        return score_level(answer, task, n, cfg, instance_set, on_progress, held_out)
 
     estimate = lambda n: estimate_hard_set(task, n, cfg.hard)  # noqa: E731
     levels, stopped_by = climb(task, cfg, run_level, estimate, after=after, **stops)
     details = {"instances_sha256": instance_set.sha256, "instance_count": instance_set.count,
+               "held_out": len(held_out.pairs),
                "hard_set": hard_set_version(task.name), "stopped_by": stopped_by,
                "seconds": round(time.perf_counter() - wall, 3),
                "dfst_cpu_seconds": round(time.process_time() - cpu, 3)} | task.describe()
@@ -114,21 +118,26 @@ def score_with(answer: Answerer, task: Task, cfg: EvalConfig, *, system: str, co
 
 
 def score_level(answer: Answerer, task: Task, n: int, cfg: EvalConfig, instance_set: InstanceSet,
-                on_progress: Progress | None = None) -> dict:
-    """One length: its requests through `answer`, each answer checked against the task's."""
+                on_progress: Progress | None = None, held_out: HeldOut | None = None) -> dict:
+    """One length: its requests through `answer`, each answer checked against the task's; none of
+    them a training pair of `held_out`."""
     start, tally = time.perf_counter(), LevelTally(n)
-    hard = task.hard_instances(n) if cfg.hard else []
-    total = len(hard) + cfg.random
-    requests = instance_set.number(_chain(hard, random_stream(task, n, cfg.random, cfg.seed)))
+    held_out = held_out or HeldOut()
+    hard = held_out.hard(task, n) if cfg.hard else []
+    total = len(hard) + cfg.random  # at most: a length whose every pair was trained on has fewer
+    first = instance_set.count
+    requests = instance_set.number(_chain(hard, random_stream(task, n, cfg.random, cfg.seed, held_out)))
     done = 0
     for request, given in answer(requests):
         tally.add(request.id, request.instance, task.expected(request.instance), given)
         done += 1
         if on_progress is not None and (done % 64 == 0 or done == total):
             on_progress(n, done, total)
-    if done != total:
-        raise DfstError(f"the model answered {done} of the {total} instances of length {n:,}")
-    return tally.report(time.perf_counter() - start)
+    sum(1 for _ in requests)  # draw what the model did not take: each is counted
+    drawn = instance_set.count - first
+    if done != drawn:
+        raise DfstError(f"the model answered {done} of the {drawn} instances of length {n:,}")
+    return tally.report(time.perf_counter() - start) | {"excluded": held_out.removed.get(n, 0)}
 
 
 def _chain(first: list, rest: Iterator) -> Iterator:

@@ -37,7 +37,9 @@ from dfst.io.outputs import file_kind, remove_stale_temporaries, write_atomic
 from dfst.io.run_guard import FORCE_HINT
 from dfst.model.checkpoint import load_checkpoint
 from dfst.protocol.config import EvalConfig
+from dfst.protocol.eval_files import held_out_of
 from dfst.protocol.evaluate import run_protocol
+from dfst.protocol.instances import HeldOut
 from dfst.results import Result, result_bytes
 from dfst.tasks.hard import hard_set_version
 from dfst.train import TrainConfig, train
@@ -50,17 +52,18 @@ from dfst.train.rundir import check_run_dir, check_run_files, run_differences
 SYSTEMS = {"DFST": "model", "DFST (before fine-tuning)": "trained", "DFST (extracted)": "extracted"}
 RESULT_SCHEMA = 1  # bump when what a stored result holds, or how it is computed, changes
 # The evaluation settings a stored key may lack (added since): what they were before they existed.
-EVAL_BEFORE = {"certify": False, "hard_set": 1}
+EVAL_BEFORE = {"certify": False, "hard_set": 1, "held_out": False}
 DEFAULT_TIME_BUDGET = 300.0
 
 
 def eval_protocol(task: str, time_budget: float = DEFAULT_TIME_BUDGET, *, certify: bool = True,
                   rescale: bool = False) -> dict:
     """The length-generalisation protocol a result is evaluated with (plain JSON): h plain (or
-    rescaled); `certify`: each model is also given to `dfst certify` in the same mode."""
+    rescaled); `certify`: each model is also given to `dfst certify` in the same mode; `held_out`:
+    no instance the run was trained on is tested."""
     return {"digits": [10, 100, 1000], "random": 10, "rescale": rescale, "until_fail": True,
             "ladder_factor": 10.0, "target_digits": TARGET_DIGITS[task], "time_budget": time_budget,
-            "certify": certify, "hard_set": hard_set_version(task)}
+            "certify": certify, "hard_set": hard_set_version(task), "held_out": True}
 
 
 def run_config(task: str, seed: int, overrides: dict | None = None) -> TrainConfig:
@@ -127,14 +130,17 @@ def result_path(results: Path, name: str, seed: int, sub: str) -> Path:
 
 def evaluate_checkpoint(directory: Path, task: str, protocol: dict) -> tuple[dict, int]:
     """The protocol up to the task's target, against the answers of the agent the checkpoint imitates
-    (the task's own, for the expert); returns the report and the first failing length (0: none)."""
+    (the task's own, for the expert), never on the run's training pairs (with the protocol's
+    `held_out`); returns the report and the first failing length (0: none)."""
     from dfst.tasks.own_agent import checkpoint_task
 
     model, config = load_checkpoint(directory, expect_task=task)
     cfg = EvalConfig(digits=tuple(protocol["digits"]), random=protocol["random"], rescale=protocol["rescale"],
                      until_fail=protocol["until_fail"], ladder_factor=protocol["ladder_factor"],
                      max_digits=protocol["target_digits"], time_budget=protocol["time_budget"])
-    report, _ = run_protocol(checkpoint_task(config), DfstWeights.of(*model.numpy_weights()), cfg)
+    held_out = held_out_of(directory)[0] if protocol.get("held_out") else HeldOut()
+    report, _ = run_protocol(checkpoint_task(config), DfstWeights.of(*model.numpy_weights()), cfg,
+                             held_out=held_out)
     failing = next((lv["digits"] for lv in report["levels"] if not lv["robust"]), 0)
     return report, failing
 

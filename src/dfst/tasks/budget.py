@@ -80,7 +80,8 @@ JSON_BYTES = 3      # json.dumps and the write to stdout, per character of opera
 # future and the InstanceResult (measured 1.9 to 2.2 KiB with 10^5 one-digit random pairs).
 INSTANCE_BYTES = 3 << 10
 ANSWER_OVERHEAD = 1 << 10  # a one-symbol answer (compare2's <) still allocates ~600 B the first time
-PROBE_DIGITS = 8    # the hard set is sized from its instances at this length
+PROBE_DIGITS = 8    # the candidate pool of the cover sampler is sized from the hard set at this length
+PROBE_LIMIT = 1026  # no hard set gains instances past this length (dfst.tasks.hard.travel_lengths)
 
 
 @dataclass(frozen=True)
@@ -164,8 +165,9 @@ def estimate_solve(task: Task, n: int, m: int, *, generate: bool = False,
 
 def hard_digits(task: Task, n: int) -> tuple[int, int]:
     """(instances, digits of their distinct operand strings) of the hard set at n digits, from the
-    set at PROBE_DIGITS: every hard operand is short (a digit) or n digits long."""
-    probe = task.hard(PROBE_DIGITS, task.base)
+    set at min(n, PROBE_LIMIT): no hard set gains instances past it, and each of its operands of more
+    than one digit is counted as n digits (none is longer, bar subtraction's n+1-digit sums)."""
+    probe = task.hard(min(n, PROBE_LIMIT), task.base)
     long = {s for inst in probe for s in (inst.a, inst.b) if len(s) > 1}
     return len(probe), len(long) * n
 

@@ -25,7 +25,10 @@ HARD_SET_VERSION = 3
 # mult10x1 4: one- and two-digit operands, 1…10xy and runs of each pair of digits (hard_by_digit).
 # div10x1 4: the expert that divides by repeated subtraction on the grid (tasks/division.py), with
 # every column value in the second and in the last column.
-TASK_HARD_SET_VERSIONS = {"compare2": 8, "compare10": 8, "mult10x1": 4, "div10x1": 4}
+# add2, add10, sub2, sub10 4: a carry (a borrow) entering 2 to 10, 16, 64, 256 or 1,024 digits of the
+# longer operand and stopping there (`_carry_travels`), which the fault bench showed missing.
+TASK_HARD_SET_VERSIONS = {"compare2": 8, "compare10": 8, "mult10x1": 4, "div10x1": 4,
+                          "add2": 4, "add10": 4, "sub2": 4, "sub10": 4}
 
 
 def hard_set_version(task: str) -> int:
@@ -76,8 +79,32 @@ def hard_addition(n: int, base: int) -> list[Instance]:
         ("no_carry_all_max", p["cycle"], _complement(p["cycle"], base)),
         ("leading_zeros", p["leading_zeros_two"], p["leading_zeros_two"]),
     ]
-    cases += _past_the_shorter(n, base)
+    cases += _past_the_shorter(n, base) + _carry_travels(n, base)
     return [Instance(a, b, name) for name, a, b in cases]
+
+
+TRAVELS = (*range(2, 11), 16, 64, 256, 1024)  # how far `_carry_travels` sends a carry
+
+
+def travel_lengths(n: int) -> list[int]:
+    """The TRAVELS that fit at n digits (a carry entering k places of the longer operand needs
+    n >= k + 2). There are no more past 1,026 digits, so a hard set's size is read off its set at that
+    length (`dfst.tasks.budget.hard_digits`)."""
+    return [k for k in TRAVELS if k <= n - 2]
+
+
+def _carry_travels(n: int, base: int) -> list[tuple[str, str, str]]:
+    """A carry out of the shorter operand that enters exactly k digits of the longer one and stops
+    there, at a 0 (1 0 9…9 1…1 + 9…9, k - 1 nines), both ways round, for k in `travel_lengths` (one
+    place is `_past_the_shorter`'s; 2 to 10, then 16, 64, 256 and 1,024 places). An adder wrong only
+    there passed the protocol before (`dfst bench faults`); subtraction's hard set turns each into a
+    borrow entering k digits."""
+    d = digit_symbols(base)
+    top, cases = d[-1], []
+    for k in travel_lengths(n):
+        a, b = d[1] + d[0] + top * (k - 1) + d[1] * (n - k - 1), top * (n - k - 1)
+        cases += [(f"carry_travels_{k}", a, b), (f"carry_travels_{k}_swapped", b, a)]
+    return cases
 
 
 def _past_the_shorter(n: int, base: int) -> list[tuple[str, str, str]]:

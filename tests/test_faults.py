@@ -1,0 +1,66 @@
+"""dfst bench faults: external models wrong on one kind of instance, against the protocol."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cli_helpers import run
+from dfst.studies.faults import borrow_travel, carry_travel, faulty, kinds, longest_carry_chain, run_faults
+from dfst.tasks import Instance, get_task
+
+ADD10, SUB2 = get_task("add10"), get_task("sub2")
+
+
+def test_how_far_a_carry_or_borrow_travels_past_the_shorter_operand():
+    assert carry_travel("81", "9", 10) == 1          # 81 + 9: the carry enters the 8 and stops
+    assert carry_travel("9", "191", 10) == 2         # through the 9 into the 1, either way round
+    assert carry_travel("1", "9", 10) is None        # out of the top: it does not stop inside
+    assert carry_travel("99", "1", 10) is None
+    assert carry_travel("12", "3", 10) is None       # no carry at all
+    assert carry_travel("55", "55", 10) is None      # no longer operand
+    assert borrow_travel("100", "1", 10) == 2 and borrow_travel("20", "1", 10) == 1
+    assert borrow_travel("25", "1", 10) is None
+    assert longest_carry_chain("999", "1", 10) == 3 and longest_carry_chain("1010", "1010", 2) == 1
+
+
+def test_a_faulty_model_is_wrong_exactly_on_its_kind():
+    rng = np.random.default_rng(0)
+    pairs = [(inst.a, inst.b) for inst in ADD10.hard_instances(12)]
+    pairs += [(inst.a, inst.b) for inst in (ADD10.random_instance(rng, int(n), int(m))
+                                            for n, m in rng.integers(1, 14, (300, 2)))]
+    pairs += [("1" + "9" * (k - 1) + "5", "5") for k in (1, 2, 3, 5, 10)]  # a carry entering k digits
+    for name, kind in kinds(ADD10).items():
+        answers = faulty(ADD10, kind)(pairs)
+        wrong = [answer != ADD10.expected(Instance(a, b)) for (a, b), answer in zip(pairs, answers)]
+        assert wrong == [kind(a, b, 10) for a, b in pairs], name
+        assert any(wrong), f"{name}: no instance of its kind among the pairs"
+
+
+def test_the_bench_says_which_fault_the_protocol_misses(capsys):
+    rows = {row["fault"]: row for row in run_faults(["add10"], (10,), 10)}
+    assert rows["carry_travels_1"]["caught_at"] == 10 and rows["carry_travels_1"]["wrong"] > 0
+    assert rows["carry_travels_10"]["caught_at"] is None  # no instance of 10 digits can have it
+    code, out, _ = run(capsys, "bench", "faults", "--tasks", "sub2", "--digits", "10")
+    assert code == (0 if all(r["caught_at"] for r in run_faults(["sub2"], (10,))) else 1)
+    assert "borrow_travels_1" in out
+    code, _, err = run(capsys, "bench", "faults", "--tasks", "mult2")
+    assert code == 2 and "addition and subtraction" in err
+
+
+def test_the_hard_set_sends_a_carry_and_a_borrow_every_distance():
+    from dfst.tasks.hard import travel_lengths
+
+    for name, base in (("add2", 2), ("add10", 10)):
+        for n in (4, 12, 40):
+            hard = get_task(name).hard_instances(n)
+            for k in travel_lengths(n):
+                found = [inst for inst in hard if carry_travel(inst.a, inst.b, base) == k]
+                assert {len(inst.a) > len(inst.b) for inst in found} == {True, False}, (name, n, k)
+    hard = get_task("sub10").hard_instances(40)
+    assert {borrow_travel(inst.a, inst.b, 10) for inst in hard} >= set(travel_lengths(40))
+
+
+def test_every_fault_is_caught_where_an_instance_of_it_fits():
+    """10 digits hold a carry entering at most 8 places past the shorter operand, 30 digits 10."""
+    rows = run_faults(["add2", "add10", "sub2", "sub10"], (10, 30))
+    assert all(row["caught_at"] is not None for row in rows), [r for r in rows if r["caught_at"] is None]

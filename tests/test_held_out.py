@@ -1,0 +1,87 @@
+"""Held-out evaluation: no instance a model was trained on is ever scored as a test."""
+
+from __future__ import annotations
+
+import json
+
+from cli_helpers import run_json
+from dfst.baselines.common import evaluate_predictor
+from dfst.data.pto import load_dataset, record_dataset_file
+from dfst.protocol.config import EvalConfig
+from dfst.protocol.eval_files import held_out_of
+from dfst.protocol.instances import HeldOut, level_instances
+from dfst.tasks import get_task
+
+ADD2, ADD10 = get_task("add2"), get_task("add10")
+
+
+def pairs(instances) -> list[tuple[str, str]]:
+    return [(i.a, i.b) for i in instances]
+
+
+def test_with_no_training_pairs_the_set_is_the_protocols_own():
+    cfg = EvalConfig(digits=(7,), random=25, seed=3)
+    expected = ADD10.hard_instances(7) + ADD10.random_instances(7, 25, seed=3 + 7)
+    held_out = HeldOut()
+    assert pairs(level_instances(ADD10, 7, cfg, held_out)) == pairs(expected)
+    assert held_out.removed.get(7, 0) == 0
+
+
+def test_training_pairs_are_left_out_of_the_hard_set_and_drawn_again_among_the_random():
+    cfg = EvalConfig(digits=(5,), random=10)
+    plain = level_instances(ADD10, 5, cfg)
+    hard, random = plain[:len(ADD10.hard_instances(5))], plain[len(ADD10.hard_instances(5)):]
+    trained = pairs(hard[:4]) + pairs(random[2:5])
+    held_out = HeldOut(trained)
+    kept = level_instances(ADD10, 5, cfg, held_out)
+    assert not set(pairs(kept)) & set(trained)
+    assert len(kept) == len(plain) - 4  # the hard set is 4 shorter; the random pairs are still 10
+    assert held_out.removed[5] == 4 + 3
+    kept_random = kept[len(hard) - 4:]
+    assert pairs(kept_random[:2]) == pairs(random[:2]) and len(kept_random) == 10
+
+
+def test_a_length_whose_every_pair_was_trained_on_has_no_random_pairs_left():
+    every = [(a, b) for a in "01" for b in "01"]
+    held_out = HeldOut(every)
+    kept = level_instances(ADD2, 1, EvalConfig(digits=(1,), random=10), held_out)
+    assert kept == [] and held_out.removed[1] == len(ADD2.hard_instances(1))
+
+
+def test_a_baseline_is_never_scored_on_its_training_pairs():
+    seen = []
+
+    def predict(instances):
+        seen.extend((i.a, i.b) for i in instances)
+        return [ADD10.expected(i) for i in instances]
+
+    trained = pairs(ADD10.hard_instances(3)[:5])
+    scores = evaluate_predictor(ADD10, predict, (3,), random=10, trained_on=trained)
+    assert not set(seen) & set(trained)
+    assert scores["levels"][0]["excluded"] >= 5 and scores["robust_lg"] == 3
+
+
+def fake_run(tmp_path, capsys):
+    """A run directory as dfst train leaves one, with the expert's compiled weights as its model."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"format": "dfst-train-run", "version": 1}))
+    (run / "summary.json").write_text(json.dumps({"task": "add2"}))
+    record_dataset_file(ADD2, 12, 2, 0, run / "data.pto.zip")
+    run_json(capsys, "compile", "add2", "--out", run / "model", "--json")
+    return run
+
+
+def test_dfst_eval_of_a_run_never_tests_the_runs_training_pairs(tmp_path, capsys):
+    run = fake_run(tmp_path, capsys)
+    trained = set(load_dataset(run / "data.pto.zip").operands)
+    held_out, source = held_out_of(run / "model")
+    assert held_out.pairs == trained and source == str(run / "data.pto.zip")
+    report = run_json(capsys, "eval", run / "model", "--digits", "2", "--json")
+    assert report["held_out"] == len(trained) and report["levels"][0]["excluded"] > 0
+    bare = tmp_path / "bare"
+    run_json(capsys, "compile", "add2", "--out", bare, "--json")
+    report = run_json(capsys, "eval", bare, "--digits", "2", "--json")
+    assert report["held_out_source"] is None and report["levels"][0]["excluded"] == 0
+    report = run_json(capsys, "eval", bare, "--digits", "2", "--trained-on", run / "data.pto.zip", "--json")
+    assert report["levels"][0]["excluded"] > 0
