@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from cli_helpers import run_json
+from cli_helpers import run, run_json
 from dfst.baselines.common import evaluate_predictor
 from dfst.data.pto import load_dataset, record_dataset_file
 from dfst.protocol.config import EvalConfig
@@ -85,3 +85,25 @@ def test_dfst_eval_of_a_run_never_tests_the_runs_training_pairs(tmp_path, capsys
     assert report["held_out_source"] is None and report["levels"][0]["excluded"] == 0
     report = run_json(capsys, "eval", bare, "--digits", "2", "--trained-on", run / "data.pto.zip", "--json")
     assert report["levels"][0]["excluded"] > 0
+
+
+def test_dfst_score_never_scores_the_pairs_it_is_told_the_model_trained_on(tmp_path, capsys):
+    trained = tmp_path / "train.jsonl"
+    pairs = [(i.a, i.b) for i in ADD10.hard_instances(10)[:6]]
+    trained.write_text("".join(json.dumps({"id": k, "a": a, "b": b}) + "\n"
+                               for k, (a, b) in enumerate(pairs)))
+    requests = tmp_path / "set.jsonl"
+    run_json(capsys, "score", "add10", "--instances-out", requests, "--digits", "10", "--random", "5",
+             "--trained-on", trained, "--json")
+    sent = {(r["a"], r["b"]) for r in map(json.loads, requests.read_text().splitlines())}
+    assert sent and not sent & set(pairs)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"id": r["id"], "answer": str(int(r["a"]) + int(r["b"]))}) + "\n"
+                               for r in map(json.loads, requests.read_text().splitlines())))
+    result = run_json(capsys, "score", "add10", "--answers", answers, "--instances", requests,
+                      "--digits", "10", "--random", "5", "--trained-on", trained, "--json")
+    assert result["levels"][0]["excluded"] == 6 and result["robust_lg"] == 10
+    trained.write_text('{"a": 5}\n')
+    code, _, err = run(capsys, "score", "add10", "--instances-out", tmp_path / "x.jsonl",
+                       "--trained-on", trained)
+    assert code == 2 and "line 1" in err

@@ -36,6 +36,10 @@ def score_command(
     instances: Path = typer.Option(None, "--instances", metavar="FILE.jsonl",
                                    help="With --answers: the file the answers were computed from; it must "
                                         "be this set (its SHA-256 is checked)."),
+    trained_on: Path = typer.Option(None, "--trained-on", metavar="FILE.jsonl",
+                                    help='The pairs the model was trained on, {"a": "...", "b": "..."} a '
+                                         "line: never scored (left out of the hard set, random pairs drawn "
+                                         "again)."),
     digits: str = typer.Option("10,100,1000", "--digits", help="Comma-separated operand lengths N."),
     random: int = typer.Option(DEFAULT_RANDOM, "--random",
                                help="Random pairs per length (default: a model wrong on 0.1% of them is "
@@ -58,17 +62,19 @@ def score_command(
     Exit code 0: robust (every instance exact) at every length; 1: not; 2: bad input, or the command
     crashed, hung or printed something that is not a reply (one line says which)."""
     from dfst.protocol import EvalConfig
+    from dfst.protocol.instances import HeldOut, read_pairs
     from dfst.tasks import get_task
 
     task = get_task(task_name)
     _one_source(cmd, answers, instances_out, instances)
     cfg = EvalConfig(parse_lengths(digits, "--digits"), random, True, seed, until_fail=until_fail,
                      max_digits=max_digits, time_budget=time_budget)
+    held_out = HeldOut(read_pairs(trained_on) if trained_on is not None else ())
     if instances_out is not None:
-        return _write_set(task, cfg, instances_out, as_json)
+        return _write_set(task, cfg, instances_out, as_json, held_out)
     with progress_bar("scoring", quiet=as_json) as update:
         result = _score(task, cfg, cmd, answers, timeout, max_reply,
-                        lambda n, done, total: update(done, total=total))
+                        lambda n, done, total: update(done, total=total), held_out)
     if instances is not None:
         _check_instances_file(instances, result.details["instances_sha256"])
     if as_json:
@@ -90,7 +96,7 @@ def _one_source(cmd: str | None, answers: Path | None, instances_out: Path | Non
         raise DfstError("--instances goes with --answers (it checks the answers' instance set)")
 
 
-def _score(task, cfg, cmd, answers, timeout, max_reply, on_progress):
+def _score(task, cfg, cmd, answers, timeout, max_reply, on_progress, held_out):
     from dfst.io.limits import parse_size
     from dfst.protocol import score_with
     from dfst.protocol.answers import AnswersFile
@@ -101,19 +107,19 @@ def _score(task, cfg, cmd, answers, timeout, max_reply, on_progress):
     if cmd is not None:
         with CommandModel(cmd, timeout=timeout, max_reply=cap) as model:
             return score_with(model.answer, task, cfg, system="external", config={"command": cmd},
-                              on_progress=on_progress)
+                              on_progress=on_progress, held_out=held_out)
     longest = max(ladder(cfg)) * 2 + 64  # the longest request line of the set
     with AnswersFile(answers, cap or default_reply_cap(longest)) as source:
         result = score_with(source.answer, task, cfg, system="answers", config={"answers": str(answers)},
-                            on_progress=on_progress)
+                            on_progress=on_progress, held_out=held_out)
         source.check_all_used()
     return result
 
 
-def _write_set(task, cfg, path: Path, as_json: bool) -> int:
+def _write_set(task, cfg, path: Path, as_json: bool, held_out) -> int:
     from dfst.protocol.export import write_instances
 
-    sha256, count = write_instances(task, cfg, path)
+    sha256, count = write_instances(task, cfg, path, held_out)
     if as_json:
         print_json({"task": task.name, "file": str(path), "instances": count, "instances_sha256": sha256,
                     "config": cfg.to_dict()})

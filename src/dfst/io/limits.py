@@ -50,7 +50,8 @@ MiB, GiB = 1 << 20, 1 << 30
 # user can raise one for a single command.
 CAPS: dict[str, tuple[str, int, str]] = {
     "json_bytes": ("DFST_MAX_JSON_BYTES", 64 * MiB,
-                   "one JSON file: agent, config.json, summary.json, eval.json, a result or certificate"),
+                   "one JSON file: agent, config.json, summary.json, eval.json, a result or certificate; "
+                   "dfst score --trained-on's pairs"),
     "operand_bytes": ("DFST_MAX_OPERAND_BYTES", 256 * MiB, "an @FILE operand"),
     "dataset_bytes": ("DFST_MAX_DATASET_BYTES", 256 * MiB, "a PTO dataset zip, as stored on disk"),
     "dataset_inflated": ("DFST_MAX_DATASET_INFLATED", 256 * MiB,

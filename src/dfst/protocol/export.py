@@ -14,14 +14,16 @@ from pathlib import Path
 from dfst.errors import DfstError
 from dfst.io.outputs import check_parent, file_kind, refuse_special, write_chunks_atomic
 from dfst.protocol.config import EvalConfig
-from dfst.protocol.instances import InstanceSet, level_stream
+from dfst.protocol.instances import HeldOut, InstanceSet, level_stream
 from dfst.protocol.ladder import check_lengths, ladder
 from dfst.tasks import Task
 from dfst.tasks.budget import estimate_hard_set
 
 
-def write_instances(task: Task, cfg: EvalConfig, path: str | Path) -> tuple[str, int]:
-    """Write the set of `cfg`'s lengths to `path`; returns its SHA-256 and its number of instances."""
+def write_instances(task: Task, cfg: EvalConfig, path: str | Path,
+                    held_out: HeldOut | None = None) -> tuple[str, int]:
+    """Write the set of `cfg`'s lengths to `path`, none of `held_out`'s training pairs in it; returns
+    its SHA-256 and its number of instances."""
     path = Path(path)
     if cfg.until_fail:
         raise DfstError("--instances-out writes the set of the given --digits; --until-fail's lengths depend "
@@ -30,7 +32,7 @@ def write_instances(task: Task, cfg: EvalConfig, path: str | Path) -> tuple[str,
     check_lengths(task, cfg, lambda n: estimate_hard_set(task, n, cfg.hard))
     instance_set = InstanceSet()
     lines = (request.line for n in ladder(cfg) for request in instance_set.number(
-        level_stream(task, n, random=cfg.random, seed=cfg.seed, hard=cfg.hard)))
+        level_stream(task, n, random=cfg.random, seed=cfg.seed, hard=cfg.hard, held_out=held_out)))
     write_chunks_atomic(path, lines, replace=False)
     return instance_set.sha256, instance_set.count
 

@@ -14,10 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
+from dfst.errors import DfstError
+from dfst.io.inputs import parse_json, read_text
 from dfst.protocol.config import EvalConfig
 from dfst.tasks.base import Instance, Task
 
@@ -63,6 +66,23 @@ class HeldOut:
                 self.removed[n] = self.removed.get(n, 0) + tries
                 return instance
         return None
+
+
+def read_pairs(path: str | Path) -> list[tuple[str, str]]:
+    """The operand pairs of a JSON Lines file, one `{"a": "...", "b": "..."}` a line (`b` may be
+    missing for a task of one operand; other keys, such as a request's `id`, are ignored): the lines
+    `--instances-out` writes, so a model's training set can be written as its test set is."""
+    text = read_text(path, "training pairs file", "json_bytes")
+    pairs = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        item = parse_json(line, f"training pairs file {path} line {number}")
+        if not (isinstance(item, dict) and isinstance(item.get("a"), str)
+                and isinstance(item.get("b", ""), str)):
+            raise DfstError(f'training pairs file {path} line {number}: expected {{"a": "...", "b": "..."}}')
+        pairs.append((item["a"], item.get("b", "")))
+    return pairs
 
 
 def level_instances(task: Task, n: int, cfg: EvalConfig, held_out: HeldOut | None = None) -> list[Instance]:
