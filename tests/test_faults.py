@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from cli_helpers import run
+from dfst.errors import DfstError
 from dfst.studies.faults import borrow_travel, carry_travel, faulty, kinds, longest_carry_chain, run_faults
 from dfst.tasks import Instance, get_task
 
@@ -45,6 +47,12 @@ def test_the_bench_says_which_fault_the_protocol_misses(capsys):
     assert "borrow_travels_1" in out
     code, _, err = run(capsys, "bench", "faults", "--tasks", "mult2")
     assert code == 2 and "addition and subtraction" in err
+    started = []
+    with pytest.raises(DfstError, match="addition and subtraction"):  # refused before add2 is scored
+        run_faults(["add2", "mult2"], (10,), on_fault=lambda task, fault: started.append(fault))
+    assert started == []
+    code, _, err = run(capsys, "bench", "faults", "--tasks", ",")
+    assert code == 2 and "no task" in err
 
 
 def test_the_hard_set_sends_a_carry_and_a_borrow_every_distance():

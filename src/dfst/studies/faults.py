@@ -108,6 +108,13 @@ def faulty(task: Task, kind: Kind) -> Callable[[list[tuple[str, str]]], list[str
     return predict
 
 
+def _fault_task(name: str) -> Task:
+    task = get_task(name)
+    if task.operation not in ("add", "sub"):
+        raise DfstError(f"the fault bench knows addition and subtraction; {name} is {task.operation}")
+    return task
+
+
 def _after_a_failure(levels: list[dict]) -> bool:
     return not levels[-1]["robust"]
 
@@ -116,17 +123,17 @@ def run_faults(tasks: Sequence[str], digits: Sequence[int] = (10, 30, 100), rand
                on_fault: Callable[[str, str], None] | None = None) -> list[dict]:
     """One row per (task, fault): the first length of `digits` at which the protocol saw a wrong
     answer (None: it never did), and the instances it saw wrong there."""
+    checked = [_fault_task(name) for name in tasks]  # every name before any work
+    if not checked:
+        raise DfstError("no task to put faults in: give addition or subtraction tasks")
     rows = []
-    for name in tasks:
-        task = get_task(name)
-        if task.operation not in ("add", "sub"):
-            raise DfstError(f"the fault bench knows addition and subtraction; {name} is {task.operation}")
+    for task in checked:
         for fault, kind in kinds(task).items():
             if on_fault is not None:
-                on_fault(name, fault)
+                on_fault(task.name, fault)
             result = score(faulty(task, kind), task, digits, random, after_level=_after_a_failure)
             caught = next((lv for lv in result.levels if not lv["robust"]), None)
-            rows.append({"task": name, "fault": fault, "caught_at": caught and caught["digits"],
+            rows.append({"task": task.name, "fault": fault, "caught_at": caught and caught["digits"],
                          "wrong": caught and caught["instances"] - caught["exact"],
                          "instances": sum(lv["instances"] for lv in result.levels)})
     return rows
