@@ -107,3 +107,10 @@ def test_dfst_score_never_scores_the_pairs_it_is_told_the_model_trained_on(tmp_p
     code, _, err = run(capsys, "score", "add10", "--instances-out", tmp_path / "x.jsonl",
                        "--trained-on", trained)
     assert code == 2 and "line 1" in err
+
+
+def test_a_users_own_config_json_beside_a_checkpoint_is_not_a_run(tmp_path, capsys):
+    (tmp_path / "config.json").write_text("not: json\n")
+    run_json(capsys, "compile", "add2", "--out", tmp_path / "ck", "--json")
+    report = run_json(capsys, "eval", tmp_path / "ck", "--digits", "5", "--json")
+    assert report["held_out_source"] is None and (tmp_path / "config.json").read_text() == "not: json\n"

@@ -74,7 +74,11 @@ def held_out_of(checkpoint: str | Path, dataset: str | Path | None = None) -> tu
 
 def _run_data(checkpoint: Path) -> Path | None:
     run = checkpoint.resolve().parent
-    return run / DATA_FILE if is_run(run) and (run / DATA_FILE).is_file() else None
+    try:
+        found = is_run(run)
+    except DfstError:  # a config.json of the user's own beside the checkpoint: not a run of dfst's
+        return None
+    return run / DATA_FILE if found and (run / DATA_FILE).is_file() else None
 
 
 def prepare_report_dir(directory: Path) -> bool:
