@@ -78,7 +78,8 @@ def assert_same_scores(old: dict, new: dict) -> None:
         assert {k: now[k] for k in SAME} == {k: was[k] for k in SAME}
         # The old list named every failing instance ("random" for each random pair); the protocol's
         # names the failing hard instances, sorted, and counts the random ones apart.
-        assert now["failures"] == sorted(name for name in was["failures"] if name != "random")
+        named = sorted(name for name in was["failures"] if name != "random")
+        assert [f["name"] for f in now["failures"]] == named
         assert now["random"] - now["random_exact"] == was["failures"].count("random")
         assert now["hard"] + now["random"] == now["instances"] and "seconds" not in now
 

@@ -13,14 +13,15 @@ from dfst.grid.rollout import DfstWeights, judge, run_dfst
 from dfst.grid.world import Outcome
 from dfst.model.compile import compile_agent
 from dfst.protocol.config import EvalConfig
-from dfst.protocol.evaluate import LevelReport, level_record, run_protocol, summarize
+from dfst.protocol.evaluate import run_protocol, summarize
 from dfst.protocol.ladder import ladder
-from dfst.protocol.tally import wilson_interval
+from dfst.protocol.tally import Level, wilson_interval
 from dfst.tasks import TASKS, Instance
 
 REPORT_KEYS = {"task", "robust_max_digits", "probabilistic_max_digits", "stopped_by", "mode", "levels"}
-LEVEL_KEYS = {"digits", "instances", "exact", "random", "random_exact", "wilson_low", "wilson_high",
-              "robust", "probabilistic", "failures"}
+LEVEL_KEYS = {"digits", "instances", "exact", "robust", "hard", "hard_exact", "hard_pass", "random",
+              "random_exact", "probabilistic", "wilson_low", "wilson_high", "failure_rate_bound", "failures",
+              "first_failure", "steps", "seconds", "excluded"}
 
 
 def weights_of(agent: Transducer) -> DfstWeights:
@@ -88,8 +89,8 @@ def test_ladder_climbs_until_max_digits():
 
 def level(digits: int, exact: int, random_exact: int) -> dict:
     """A level of 12 instances, 10 of them random pairs."""
-    return level_record(LevelReport(digits, 12, exact, 10, random_exact, *wilson_interval(random_exact, 10),
-                                    1, 0.0))
+    hard_exact = exact - random_exact
+    return Level(digits, hard=2, hard_exact=hard_exact, random=10, random_exact=random_exact).record(0.0)
 
 
 def test_max_digits_count_only_an_unbroken_run_of_passing_lengths():
@@ -143,6 +144,10 @@ def test_rewired_model_is_not_robust_and_its_first_failure_is_returned():
                                                                     "carry_past_short_end_1_swapped"]
     assert failure is not None and not failure.exact and failure.verdict == "wrong_answer"
     assert (failure.name, failure.a, failure.b) == ("carry_chain_swapped", "1", "111")
+    first = report["levels"][1]["first_failure"]  # the same record as an external model's
+    assert (first["name"], first["a"], first["b"]) == (failure.name, failure.a, failure.b)
+    assert first["expected"] == task.expected(instance := Instance(failure.a, failure.b, failure.name)) \
+        != first["answer"] == failure.answer
     # The returned instance fails again when replayed, and the expert solves it.
     instance = Instance(failure.a, failure.b, failure.name)
     layout = task.layout(instance)

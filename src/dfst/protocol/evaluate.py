@@ -13,39 +13,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 
 from dfst.grid.rollout import DfstWeights, InstanceResult, rollout
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.instances import HeldOut, level_instances
 from dfst.protocol.ladder import check_lengths, climb, max_passing
-from dfst.protocol.tally import wilson_interval
+from dfst.protocol.tally import Level
 from dfst.tasks.base import Task
 from dfst.tasks.budget import Estimate, estimate_eval
-
-
-@dataclass
-class LevelReport:
-    digits: int
-    instances: int
-    exact: int
-    random: int
-    random_exact: int
-    wilson_low: float
-    wilson_high: float
-    steps: int
-    seconds: float
-    failures: list[dict] = field(default_factory=list)  # every failing instance, without operands
-    excluded: int = 0  # protocol instances left out or drawn again: the model was trained on them
-
-    @property
-    def robust(self) -> bool:
-        return self.exact == self.instances
-
-    @property
-    def probabilistic(self) -> bool:
-        """All random pairs exact; with no random pairs there is nothing to claim."""
-        return self.random > 0 and self.random_exact == self.random
 
 
 def level_estimate(task: Task, n: int, cfg: EvalConfig) -> Estimate:
@@ -56,28 +32,16 @@ def level_estimate(task: Task, n: int, cfg: EvalConfig) -> Estimate:
 def evaluate_level(
     task: Task, weights: DfstWeights | None, n: int, instances: list, cfg: EvalConfig,
     on_steps: Callable[[int], None] | None = None,
-) -> tuple[LevelReport, InstanceResult | None]:
-    """Run one length; returns the report and the first failing instance (or None)."""
+) -> tuple[Level, float, InstanceResult | None]:
+    """Run one length; returns its record, the seconds it took and the first failing instance
+    (or None), kept whole for `dfst replay`."""
     start = time.perf_counter()
     results = rollout(task, instances, weights=weights, rescale=cfg.rescale, on_steps=on_steps)
     seconds = time.perf_counter() - start
-    rand = [r for r in results if r.name == "random"]
-    low, high = wilson_interval(sum(r.exact for r in rand), len(rand))
-    failed = [r for r in results if not r.exact]
-    report = LevelReport(n, len(results), sum(r.exact for r in results), len(rand),
-                         sum(r.exact for r in rand), low, high, sum(r.steps for r in results), seconds,
-                         [_failure_summary(r) for r in failed])
-    return report, (failed[0] if failed else None)
-
-
-def _failure_summary(r: InstanceResult) -> dict:
-    return {"name": r.name, "digits_a": len(r.a), "digits_b": len(r.b), "outcome": str(r.outcome),
-            "verdict": r.verdict, "steps": r.steps, "answer_digits": r.answer_digits}
-
-
-def level_record(report: LevelReport) -> dict:
-    """The level as every report holds it: the counts, and the two verdicts."""
-    return asdict(report) | {"robust": report.robust, "probabilistic": report.probabilistic}
+    level = Level(n, steps=sum(r.steps for r in results))
+    for i, r in enumerate(results):
+        level.count(i, r, r.exact, r.verdict, lambda r=r: (task.expected(r), r.answer))
+    return level, seconds, next((r for r in results if not r.exact), None)
 
 
 def summarize(task: Task, levels: list[dict], stopped_by: str, cfg: EvalConfig) -> dict:
@@ -117,10 +81,10 @@ def run_protocol(task: Task, weights: DfstWeights | None, cfg: EvalConfig, *,
         instances = level_instances(task, n, cfg, held_out)  # drawn once, freed before the next length
         if on_level is not None:
             on_level(n, len(instances))
-        report, failure = evaluate_level(task, weights, n, instances, cfg, on_steps)
-        report.excluded = held_out.removed.get(n, 0)
+        level, seconds, failure = evaluate_level(task, weights, n, instances, cfg, on_steps)
+        level.excluded = held_out.removed.get(n, 0)
         first_failure = first_failure or failure
-        return level_record(report)
+        return level.record(seconds)
 
     start = time.perf_counter()
     levels, stopped_by = climb(task, cfg, run_level, lambda n: level_estimate(task, n, cfg))

@@ -18,7 +18,7 @@ from dfst.errors import DfstError
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.instances import HeldOut, InstanceSet, Request, random_stream
 from dfst.protocol.ladder import climb, max_passing
-from dfst.protocol.tally import DEFAULT_RANDOM, LevelTally
+from dfst.protocol.tally import DEFAULT_RANDOM, Level
 from dfst.results import Result
 from dfst.tasks import Task, get_task
 from dfst.tasks.budget import estimate_hard_set
@@ -121,7 +121,7 @@ def score_level(answer: Answerer, task: Task, n: int, cfg: EvalConfig, instance_
                 on_progress: Progress | None = None, held_out: HeldOut | None = None) -> dict:
     """One length: its requests through `answer`, each answer checked against the task's; none of
     them a training pair of `held_out`."""
-    start, tally = time.perf_counter(), LevelTally(n)
+    start, level = time.perf_counter(), Level(n)
     held_out = held_out or HeldOut()
     hard = held_out.hard(task, n) if cfg.hard else []
     total = len(hard) + cfg.random  # at most: a length whose every pair was trained on has fewer
@@ -129,7 +129,7 @@ def score_level(answer: Answerer, task: Task, n: int, cfg: EvalConfig, instance_
     requests = instance_set.number(_chain(hard, random_stream(task, n, cfg.random, cfg.seed, held_out)))
     done = 0
     for request, given in answer(requests):
-        tally.add(request.id, request.instance, task.expected(request.instance), given)
+        level.add(request.id, request.instance, task.expected(request.instance), given)
         done += 1
         if on_progress is not None and (done % 64 == 0 or done == total):
             on_progress(n, done, total)
@@ -137,7 +137,8 @@ def score_level(answer: Answerer, task: Task, n: int, cfg: EvalConfig, instance_
     drawn = instance_set.count - first
     if done != drawn:
         raise DfstError(f"the model answered {done} of the {drawn} instances of length {n:,}")
-    return tally.report(time.perf_counter() - start) | {"excluded": held_out.removed.get(n, 0)}
+    level.excluded = held_out.removed.get(n, 0)
+    return level.record(time.perf_counter() - start)
 
 
 def _chain(first: list, rest: Iterator) -> Iterator:

@@ -12,6 +12,7 @@ every hard instance.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dfst.tasks.base import Instance
@@ -58,19 +59,31 @@ def shorten(text: str | None) -> str | None:
 
 
 @dataclass
-class LevelTally:
-    """Counts of one length; the failure with the smallest id is its first (replies come in any order)."""
+class Level:
+    """One length of the protocol, the one record every evaluator writes (dfst's engine, `dfst score`,
+    the baselines): the hard set's and the random pairs' counts kept apart, every failing hard
+    instance (name, lengths, verdict; a random pair's failure is counted, not listed) and the first
+    failure with its operands (the one with the smallest id: answers may come in any order)."""
 
     digits: int
     hard: int = 0
     hard_exact: int = 0
     random: int = 0
     random_exact: int = 0
-    hard_failures: list[str] = field(default_factory=list)  # names of the failing hard instances
+    failures: list[dict] = field(default_factory=list)
     first_failure: dict | None = None
+    steps: int | None = None  # grid steps run: known on dfst's engine, None for an external answerer
+    excluded: int = 0  # protocol instances left out or drawn again: the model was trained on them
 
     def add(self, request_id: int, instance: Instance, expected: str, answer: str | None) -> None:
+        """An answer, judged by comparison with the expected one."""
         exact = answer == expected
+        verdict = "exact" if exact else "no_answer" if answer is None else "wrong_answer"
+        self.count(request_id, instance, exact, verdict, lambda: (expected, answer))
+
+    def count(self, request_id: int, instance: Instance, exact: bool, verdict: str,
+              answers: Callable[[], tuple[str, str | None]]) -> None:
+        """A verdict; `answers()` (the expected and the given answer) is read only for a failure."""
         if instance.name == "random":
             self.random += 1
             self.random_exact += exact
@@ -78,23 +91,33 @@ class LevelTally:
             self.hard += 1
             self.hard_exact += exact
             if not exact:
-                self.hard_failures.append(instance.name)
+                self.failures.append({"name": instance.name, "digits_a": len(instance.a),
+                                      "digits_b": len(instance.b), "verdict": verdict})
         if not exact and (self.first_failure is None or request_id < self.first_failure["id"]):
-            self.first_failure = failure_record(request_id, instance, expected, answer)
+            self.first_failure = failure_record(request_id, instance, *answers())
 
-    def report(self, seconds: float) -> dict:
-        """The level as `dfst eval` reports one, with the hard set's and the random pairs' verdicts."""
+    @property
+    def robust(self) -> bool:
+        return self.hard_exact + self.random_exact == self.hard + self.random
+
+    @property
+    def probabilistic(self) -> bool:
+        """All random pairs exact; with no random pairs there is nothing to claim."""
+        return self.random > 0 and self.random_exact == self.random
+
+    def record(self, seconds: float) -> dict:
+        """The level as every report holds it: the counts, the verdicts and the failures."""
         low, high = wilson_interval(self.random_exact, self.random)
-        instances, exact = self.hard + self.random, self.hard_exact + self.random_exact
         return {
-            "digits": self.digits, "instances": instances, "exact": exact, "robust": exact == instances,
+            "digits": self.digits, "instances": self.hard + self.random,
+            "exact": self.hard_exact + self.random_exact, "robust": self.robust,
             "hard": self.hard, "hard_exact": self.hard_exact, "hard_pass": self.hard_exact == self.hard,
-            "random": self.random, "random_exact": self.random_exact,
-            "probabilistic": self.random > 0 and self.random_exact == self.random,
+            "random": self.random, "random_exact": self.random_exact, "probabilistic": self.probabilistic,
             "wilson_low": low, "wilson_high": high,
             "failure_rate_bound": failure_rate_bound(self.random - self.random_exact, self.random),
-            "failures": sorted(self.hard_failures), "first_failure": self.first_failure,
-            "seconds": round(seconds, 3),
+            "failures": sorted(self.failures, key=lambda f: (f["name"], f["digits_a"], f["digits_b"])),
+            "first_failure": self.first_failure, "steps": self.steps, "seconds": round(seconds, 3),
+            "excluded": self.excluded,
         }
 
 
