@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import inspect
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -19,11 +18,8 @@ from rich.table import Table
 from dfst.cli.agents import MaxMemoryOption, memory_bound
 from dfst.cli.app import JsonOption, app, console, note_agent, parse_int_list, print_json, print_table
 from dfst.errors import DfstError
-from dfst.tasks.own_agent import resolve_task
 from dfst.tasks.user import dfst_command
-from dfst.train.budget import check_training
-from dfst.train.config import command_line, config_types, default_of, flat_fields, format_value, option_name
-from dfst.train.recipes import configure
+from dfst.train.config import config_types, default_of, flat_fields, format_value, option_name
 
 
 @app.command("train")
@@ -57,43 +53,28 @@ def train_command(
 
     Run the same command again to resume an interrupted run (even by kill -9), bit-identically.
     """
-    from dfst.data import check_dataset, load_dataset
-    from dfst.train import train
-    from dfst.train.loop import training_device
-    from dfst.train.rundir import check_out
+    from dfst.train.job import plan_training, run_training
 
-    training_device(device)  # an unknown or absent device: one line, before anything is written
-
-    task = resolve_task(task_name, options.get("agent"))
-    note_agent(task, as_json)
-    if until_certified and max_rounds < 1:  # before anything is printed: one line, exit 2
-        raise DfstError(f"--max-rounds must be >= 1, got {max_rounds}")
-    dataset = load_dataset(data) if data is not None else None
-    if dataset is not None:
-        check_dataset(task, dataset, f"dataset {data}")
     given = {name for name in options if _given(ctx, name)}
-    cfg, set_by = configure(task.name, parse_options(options), given, published=published,
-                            operands=None if dataset is None else dataset.operands,
-                            sampling_rule=None if dataset is None else dataset.sampling.get("rule"))
-    check_out(out, resume=resume, force=force, rounds=until_certified)
-    memory = memory_bound(max_memory)  # the PTOs, the model and an iteration, estimated before any work
-    check_training(task, cfg if dataset is None else replace(cfg, sampler="uniform"), memory)
+    job = plan_training(task_name, out, options=parse_options(options), given=given, data=data,
+                        published=published, resume=resume, force=force,
+                        max_rounds=max_rounds if until_certified else None, device=device,
+                        max_memory=memory_bound(max_memory))
+    note_agent(job.task, as_json)
     if not as_json:
-        for source, values in _sources(set_by, task.name):
+        for source, values in _sources(job.set_by, job.task.name):
             print(f"{source} sets " + ", ".join(f"{k}={format_value(v)}" for k, v in values.items()),
                   file=sys.stderr)
     if until_certified:
-        return _until_certified(cfg, out, dataset, max_rounds, force, as_json, device)
+        return _until_certified(job, as_json)
     with _progress(as_json) as progress:
-        bar = progress.add_task("", total=cfg.iters, loss="…", eval="")
-        summary = train(cfg, out, data=dataset, resume=not force, command=command_line(cfg, out, data),
-                        progress=lambda record: _show(progress, bar, record), device=device,
-                        max_memory=memory)
+        bar = progress.add_task("", total=job.cfg.iters, loss="…", eval="")
+        summary = run_training(job, lambda record: _show(progress, bar, record))
     if summary["stopped_by"] == "diverged":
-        raise DfstError(_diverged(summary, cfg.lr))
+        raise DfstError(_diverged(summary, job.cfg.lr))
     if as_json:
-        return print_json(summary | ({"set_by": set_by} if set_by else {}))
-    _print_summary(summary, cfg.to_dict())
+        return print_json(summary | ({"set_by": job.set_by} if job.set_by else {}))
+    _print_summary(summary, job.cfg.to_dict())
 
 
 def _diverged(summary: dict, lr: float) -> str:
@@ -143,20 +124,14 @@ train_command.__signature__ = inspect.Signature(
     _FIXED[:_split] + [_option(f) for f in flat_fields() if f.metadata["flag"]] + _FIXED[_split:])
 
 
-def _until_certified(cfg, out: Path, dataset, max_rounds: int, force: bool, as_json: bool,
-                     device: str) -> int:
+def _until_certified(job, as_json: bool) -> int:
     """Rounds of train + certify; exit code 0 when certified, 1 when not (a check that fails)."""
-    from dfst.train.cegis import own_rounds, train_until_certified
+    from dfst.train.job import run_training
 
-    if force:
-        own_rounds(out)  # refuses, before any work, an --out holding anything but dfst's rounds
     with _progress(as_json) as progress:
-        bar = progress.add_task("", total=cfg.iters, loss="…", eval="")
-        report = train_until_certified(cfg, out, max_rounds=max_rounds, data=dataset, force=force,
-                                       device=device,
-                                       command=command_line(cfg, out) + " --until-certified",
-                                       progress=lambda record: progress.update(
-                                           bar, completed=record["iteration"], loss=f"{record['loss']:.3g}"))
+        bar = progress.add_task("", total=job.cfg.iters, loss="…", eval="")
+        report = run_training(job, lambda record: progress.update(
+            bar, completed=record["iteration"], loss=f"{record['loss']:.3g}"))
     if as_json:
         print_json(report)
         return 0 if report["certified"] else 1

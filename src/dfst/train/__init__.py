@@ -7,6 +7,7 @@
     restarts    restarts side by side: their seeds, and the one kept
     evaluation  closed-loop evaluation during training, and the automaton read off a model
     loop        `train`: the loop, read top to bottom
+    job         `plan_training` and `run_training`: a `dfst train` command as one library call
     rundir      the run directory: layout, resume, manifest, metrics log
     state       the resumable training state (weights and Adam moments)
     cegis       counterexample-guided training: train, certify, add the counterexample, repeat
@@ -33,7 +34,7 @@ from dfst.train.config import (
 )
 
 _LAZY = {"train": "loop", "deterministic": "determinism", "lr_at": "loop", "SCHEDULES": "loop",
-         "train_until_certified": "cegis"}
+         "train_until_certified": "cegis", "plan_training": "job", "run_training": "job"}
 # The lazy names are documented in their modules; __all__ lists what importing the package defines.
 __all__ = ["DataConfig", "EvaluationConfig", "LoggingConfig", "ModelConfig", "OptimConfig",
            "PopulationConfig", "RegularConfig", "TrainConfig"]

@@ -28,9 +28,8 @@ from dfst.io.outputs import file_kind, is_temp_of, remove_own_file, write_json
 from dfst.io.run_guard import LOCK_FILE, run_lock
 from dfst.model.checkpoint import load_checkpoint
 from dfst.tasks import Instance, Task
-from dfst.tasks.own_agent import resolve_task
 from dfst.train.config import TrainConfig
-from dfst.train.loop import train
+from dfst.train.loop import task_of, train
 from dfst.train.rundir import check_run_dir, clear_run, foreign_paths
 
 ROUNDS_FILE = "rounds.json"
@@ -56,10 +55,11 @@ def certify_run(run: Path, summary: dict, task: Task) -> tuple[str, dict]:
 
 def train_until_certified(cfg: TrainConfig, out: str | Path, *, max_rounds: int = 5,
                           data: PtoDataset | None = None, progress: Callable[[dict], None] | None = None,
-                          command: str | None = None, force: bool = False, device: str = "cpu") -> dict:
+                          command: str | None = None, force: bool = False, device: str = "cpu",
+                          task: Task | None = None) -> dict:
     """Rounds of train + certify; returns {"certified", "samples", "rounds", "model"}. With `force`,
     the rounds of an earlier loop in `out` are removed first (`own_rounds`: nothing else is)."""
-    task, out = resolve_task(cfg.task, cfg.agent), Path(out)
+    task, out = task_of(cfg, task), Path(out)
     # the rounds certify the automaton read off each run: fine-tuning the raw weights (minutes per
     # round) would not change it, so the loop trains without that phase
     cfg = replace(cfg, finetune=False)
@@ -79,7 +79,8 @@ def _rounds(cfg: TrainConfig, out: Path, task: Task, data: PtoDataset, max_round
     rounds: list[dict] = []
     for r in range(max_rounds):
         run = out / f"round{r}"
-        summary = train(cfg, run, data=data, resume=True, progress=progress, command=command, device=device)
+        summary = train(cfg, run, data=data, resume=True, progress=progress, command=command, device=device,
+                        task=task)
         which, verdict = certify_run(run, summary, task)
         instance = (verdict.get("counterexample") or {}).get("instance")
         rounds.append({"round": r, "samples": data.samples, "model": str(run / which),

@@ -91,15 +91,25 @@ def training_device(name: str) -> torch.device:
 # ----------------------------------------------------------------------------- the loop
 
 
+def task_of(cfg: TrainConfig, task: Task | None = None) -> Task:
+    """The task `cfg` trains on: `task` when the caller resolved it already (it must be the one `cfg`
+    names), else looked up by name, or read from `cfg.agent`'s file."""
+    if task is None:
+        return resolve_task(cfg.task, cfg.agent)
+    if task.name != cfg.task:
+        raise DfstError(f"the config trains task {cfg.task}, not {task.name}")
+    return task
+
+
 def training_data(cfg: TrainConfig, task: Task | None = None) -> PtoDataset:
     """The PTOs `cfg` trains on (its sampler, seeded): what `train` records when given no data."""
-    task = task or resolve_task(cfg.task, cfg.agent)
+    task = task_of(cfg, task)
     return SAMPLERS[cfg.sampler](task, cfg.samples, cfg.max_digits, cfg.seed)
 
 
 def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = None, resume: bool = True,
           progress: Callable[[dict], None] | None = None, command: str | None = None,
-          device: str = "cpu", max_memory: int | None = None) -> dict:
+          device: str = "cpu", max_memory: int | None = None, task: Task | None = None) -> dict:
     """Train, writing the run to `out_dir`; returns the summary (also in out_dir/summary.json).
 
     `data` replaces the sampled training set. With `resume`, a run already in `out_dir` (same
@@ -112,11 +122,11 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
     The memory the run plans (`dfst.train.budget.estimate_training`) is refused beyond `max_memory` bytes
     (default: DFST_MAX_MEMORY, else half the RAM) before anything is recorded or written. A run whose
     every restart diverges stops with its last finite weights (stopped_by "diverged") and is not
-    fine-tuned.
+    fine-tuned. `task`: the task `cfg` names, resolved already (`dfst.train.job.plan_training`).
     """
     torch_device = training_device(device)
     cpu_start = time.process_time()
-    task = resolve_task(cfg.task, cfg.agent)
+    task = task_of(cfg, task)
     check_training(task, cfg if data is None else replace(cfg, sampler="uniform"),  # a file is not sampled
                    default_max_memory() if max_memory is None else max_memory)
     data = training_data(cfg, task) if data is None else data
