@@ -16,6 +16,7 @@ import torch
 from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
 from dfst.model.checkpoint import load_checkpoint
 from dfst.train import TrainConfig
+from dfst.train.budget import model_params
 from dfst.train.rundir import read_metrics
 
 FAST = ("--samples", "6", "--max-digits", "2", "--eval-digits", "4", "--eval-random", "2")
@@ -26,7 +27,7 @@ def test_train_writes_a_run(capsys, tmp_path):
     summary = run_json(capsys, *TRAIN_ADD2, "--out", out, *FAST, "--iters", "20", "--eval-every", "10",
                        "--noise", "0.05")
     assert summary["iterations"] == 20 and summary["stopped_by"] == "iters"
-    assert (summary["k"], summary["d"], summary["params"]) == (3, 9, 468)
+    assert summary["k"] == 3 and summary["params"] == model_params(3, summary["d"])  # d: from the PTOs
     assert {p.name for p in out.iterdir()} >= {"config.json", "data.pto.zip", "metrics.jsonl", "model",
                                                "train_state.safetensors", "summary.json"}
     assert [r["iteration"] for r in read_metrics(out / "metrics.jsonl") if "eval" in r] == [10, 20]
@@ -160,18 +161,17 @@ def test_a_task_starts_from_its_recipe_and_given_flags_win(capsys, tmp_path):
                        "--restarts", "1")
     saved = json.loads((tmp_path / "run" / "config.json").read_text())["train"]
     given = {"samples": 6, "max_digits": 2, "eval_digits": [4], "eval_random": 2, "iters": 2, "restarts": 1}
-    recipe = {"batch": 64, "bucket": True, "sampler": "pairs", "noise": 0.01,  # mult2's, not TrainConfig's
-              "finetune": True}
+    recipe = {"batch": 64, "bucket": True, "noise": 0.01, "finetune": True}  # mult2's, not TrainConfig's
     assert {k: saved[k] for k in given} == given and {k: saved[k] for k in recipe} == recipe
     assert saved == TrainConfig(task="mult2", **recipe, **given).to_dict()  # the rest: TrainConfig's defaults
     mult2 = {"samples": 750, "max_digits": 5, "restarts": 4, **recipe}
     assert summary["set_by"]["recipe"] == {"mult2": mult2}
     assert summary["set_by"]["flags"] == given
     config = json.loads((tmp_path / "run" / "config.json").read_text())
-    assert "--sampler pairs" in config["command"] and "--noise 0.01" in config["command"]
+    assert "--sampler contexts" in config["command"] and "--noise 0.01" in config["command"]
     code, _, err = run(capsys, "train", "mult2", "--out", tmp_path / "text", *FAST, "--iters", "1")
     assert code == 0
-    assert "mult2's recipe sets sampler=pairs, batch=64, bucket=True, noise=0.01, restarts=4" in err
+    assert "mult2's recipe sets batch=64, bucket=True, noise=0.01, restarts=4" in err
     assert "finetune=True" in err
     assert "samples=750" not in err  # given on the command line: the flag, not the recipe
 

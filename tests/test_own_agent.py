@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import random
 
 import pytest
 
 from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
 from dfst.automata import transducer_from_dict
+from dfst.data import load_dataset
 from dfst.errors import DfstError
 from dfst.tasks import TASKS
 from dfst.tasks.arith import exact_answer
 from dfst.tasks.own_agent import AgentTask, agent_task
+from dfst.train.dsize import GROWTH, states_lower_bound
 
 ADD2 = TASKS["add2"]
 EXPERT = ADD2.agent.to_dict()
@@ -141,7 +144,9 @@ def test_a_run_trained_on_an_agent_is_evaluated_against_it(tmp_path, capsys):
     path, out = write(tmp_path, xor()), tmp_path / "run"
     summary = run_json(capsys, *TRAIN_ADD2, "--agent", path, "--out", out, "--iters", "300",
                        "--restarts", "2", "--eval-digits", "10")
-    assert summary["d"] == 5  # the agent's reachable states
+    sizes = [t["d"] for t in summary["tried"]] + [summary["d"]]  # d from the PTOs, not the agent's states
+    assert sizes[0] == states_lower_bound(load_dataset(out / "data.pto.zip"))
+    assert all(later == math.ceil(GROWTH * d) for d, later in zip(sizes, sizes[1:]))
     saved = json.loads((out / "model" / "config.json").read_text())
     assert saved["reference_agent"]["name"] == "xor"
     assert json.loads((out / "config.json").read_text())["train"]["agent"] == str(path)

@@ -333,9 +333,11 @@ def test_the_committed_results_are_reused_without_training(tmp_path, monkeypatch
                                             warn=notes.append)
     # each note names what differs from today's settings, and only what is known and said in the
     # docs: results trained by autograd's engine before the fused one was the default, evaluated
-    # with an older hard set, or (div10x1, whose certify ran past an hour) with --no-certify
+    # with an older hard set, or (div10x1, whose certify ran past an hour) with --no-certify; trained
+    # on PTOs chosen by the state-reading samplers at the expert's d, before the trace-only defaults
     known = re.compile(r"train\.engine='autograd', not 'fused'|eval\.hard_set=(\d+), not (\d+)|"
-                       r"eval\.certify=False, not True")
+                       r"eval\.certify=False, not True|train\.sampler='(?:cover|pairs)', not 'contexts'|"
+                       r"train\.d_rule='expert', not 'data'")
     assert notes
     for note in notes:
         seed, differences = note.split(":")[0], note.split("made with ", 1)[1].split("; ")

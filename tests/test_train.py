@@ -20,6 +20,7 @@ from dfst.model.checkpoint import load_checkpoint
 from dfst.tasks import get_task
 from dfst.train import TrainConfig, lr_at, train
 from dfst.train.batches import Sequences, batch_rows
+from dfst.train.dsize import GROWTH
 from dfst.train.objectives import ce_loss, mse_loss, noise_at
 from dfst.train.objectives import scores as teacher_forced
 from dfst.train.rundir import read_metrics
@@ -197,9 +198,9 @@ def test_metrics_hold_losses_and_evaluations(tmp_path):
 
 
 def test_final_checkpoint_has_provenance(tmp_path):
-    train(TINY, tmp_path / "run", command="test")
+    summary = train(TINY, tmp_path / "run", command="test")
     model, config = load_checkpoint(tmp_path / "run" / "model", expect_task="add2")
-    assert (model.config.k, model.config.d) == (3, 9)
+    assert (model.config.k, model.config.d) == (3, summary["d"])
     prov = config["provenance"]
     assert prov["source"] == "train" and prov["iterations"] == 30 and prov["train_config"]["lr"] == TINY.lr
     assert prov["data"]["summary"]["task"] == "add2" and math.isfinite(prov["final_loss"])
@@ -215,7 +216,7 @@ def test_early_stop_once_robust_at_the_target(tmp_path, monkeypatch):
                             "random": 1}]}
 
     monkeypatch.setattr(dfst.train.loop, "evaluate_model", robust_everywhere)
-    cfg = replace(TINY, target_digits=50, eval_every=7)
+    cfg = replace(TINY, target_digits=50, eval_every=7, d=9)  # d given: one size, however few iterations
     summary = train(cfg, tmp_path / "run", command="test")
     assert summary["stopped_by"] == "target" and summary["iterations"] == 7 and calls == [50]
     assert read_metrics(tmp_path / "run" / "metrics.jsonl")[-1]["iteration"] == 7
@@ -340,3 +341,31 @@ def test_periodic_evaluation_changes_no_weight_and_selects_once(tmp_path):
     assert watched["restarts"] == quiet["restarts"] and timeless(watched["eval"]) == timeless(quiet["eval"])
     got, want = (load_file(tmp_path / run / "model" / "model.safetensors") for run in ("watched", "quiet"))
     assert got.keys() == want.keys() and all(torch.equal(got[k], want[k]) for k in got)
+
+
+def test_a_run_that_grows_d_resumes_bit_identically(tmp_path, monkeypatch):
+    """d from the PTOs: the first size reads no automaton off (made so here), so training starts over
+    at d x 1.5; a kill during the second size resumes there, ending on the uninterrupted run's weights."""
+    real = dfst.train.loop._save_extraction
+    first = []
+
+    def none_at_the_first_size(out, model, task, data):
+        first.append(first[0] if first else model.config.d)
+        return None if model.config.d == first[0] else real(out, model, task, data)
+    monkeypatch.setattr(dfst.train.loop, "_save_extraction", none_at_the_first_size)
+    cfg = replace(TINY, iters=20)
+    whole = train(cfg, tmp_path / "whole", command="test")
+    assert [t["d"] for t in whole["tried"]] == [first[0]] and whole["d"] == math.ceil(first[0] * GROWTH)
+    assert json.loads((tmp_path / "whole" / "config.json").read_text())["model"]["tried"] == whole["tried"]
+    calls = []
+
+    def cut_in_the_second_size(record: dict) -> None:
+        calls.append(record["iteration"])
+        if len(calls) == cfg.iters + 15:  # after the second size's checkpoint at 10
+            raise Interrupt
+    with pytest.raises(Interrupt):
+        train(cfg, tmp_path / "cut", command="test", progress=cut_in_the_second_size)
+    resumed = train(cfg, tmp_path / "cut", command="test")
+    assert resumed["resumed_from"] == 10 and resumed["d"] == whole["d"]
+    assert [t["d"] for t in resumed["tried"]] == [t["d"] for t in whole["tried"]]
+    assert_same_weights(tmp_path / "whole", tmp_path / "cut")

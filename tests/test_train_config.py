@@ -22,21 +22,23 @@ PINNED = json.loads((Path(__file__).parent / "data" / "train_config_dicts.json")
 
 
 def pinned_configs() -> dict[str, TrainConfig]:
-    """The configs whose flat dicts are pinned, each taken as it was at the pin: autograd's engine (the
-    default then), without the fine-tuning phase (fields added after the pin), and mult2 and mult10
-    with MULT's 8,000 iterations."""
+    """The configs whose flat dicts are pinned, each taken as it was at the pin: autograd's engine, the
+    expert's d and the state-reading samplers (the defaults then), without the fine-tuning phase
+    (fields added after the pin), and mult2 and mult10 with MULT's 8,000 iterations."""
     cases = {"TrainConfig()": TrainConfig(), "recipes.DEFAULT": DEFAULT, "recipes.MULT": MULT}
-    cases = {name: replace(cfg, engine="autograd") for name, cfg in cases.items()}
+    cases = {name: replace(cfg, engine="autograd", d_rule="expert", sampler="pairs" if name == "recipes.MULT"
+                           else "cover") for name, cfg in cases.items()}
     for name, cfg in RECIPES.items():
         if name not in ("add2", "add10", "mult2", "mult10"):  # recipes added after the pin
             continue
-        cfg = replace(cfg, finetune=False, finetune_frozen=0, engine="autograd",
+        cfg = replace(cfg, finetune=False, finetune_frozen=0, engine="autograd", d_rule="expert",
+                      sampler="pairs" if name in ("mult2", "mult10") else "cover",
                       iters=MULT.iters if name in ("mult2", "mult10") else cfg.iters)
         cases[f"RECIPES[{name!r}]"] = cfg
         cases[f"replace(RECIPES[{name!r}], **PUBLISHED)"] = replace(cfg, **PUBLISHED)
     cases["recipe('mult2', 3, noise_final=0.0, d=25, eval_digits=(10, 1000), target_digits=1000)"] = replace(
         recipe("mult2", 3, noise_final=0.0, d=25, eval_digits=(10, 1000), target_digits=1000), finetune=False,
-        iters=MULT.iters, engine="autograd")
+        iters=MULT.iters, engine="autograd", d_rule="expert", sampler="pairs")
     return cases
 
 
@@ -60,8 +62,8 @@ def test_flat_and_grouped_construction_agree():
     with pytest.raises(DfstError, match="unknown training config field 'iterations'"):
         TrainConfig.from_dict({"iterations": 3})
     # a field missing from a flat dict takes its default, but one added since version 1 the value it had
-    # before it existed: the engine was autograd's
-    assert TrainConfig.from_dict({"iters": 7}) == TrainConfig(iters=7, engine="autograd")
+    # before it existed: the engine was autograd's, d the expert's state count
+    assert TrainConfig.from_dict({"iters": 7}) == TrainConfig(iters=7, engine="autograd", d_rule="expert")
 
 
 def test_fields_added_later_appear_only_when_set():
@@ -77,11 +79,12 @@ def test_fields_added_later_appear_only_when_set():
 def test_the_schemas_choices_are_the_registries():
     from dfst.data import SAMPLERS
     from dfst.model import FORWARDS, INITS
+    from dfst.train.dsize import D_RULES
     from dfst.train.loop import ENGINES, SCHEDULES
     from dfst.train.objectives import LOSSES
 
     registries = {"sampler": SAMPLERS, "schedule": SCHEDULES, "init": INITS, "loss": LOSSES,
-                  "forward": FORWARDS, "engine": ENGINES}
+                  "forward": FORWARDS, "engine": ENGINES, "d_rule": D_RULES}
     assert {name: tuple(r) for name, r in registries.items()} == CHOICES
 
 
@@ -109,13 +112,15 @@ def test_the_reproducing_command_names_every_field_as_before():
                  "--finetune-plain": "0", "--finetune-lbfgs": "0", "--finetune-damping": "1.0",
                  "--finetune-centres": "3000", "--finetune-margin": "0.5",
                  "--finetune-frozen": "1000" if "'mult10'" in name and recipe else "0",
-                 "--engine": "fused"}  # the default engine since it replaced autograd's
+                 "--engine": "fused",  # the default engine since it replaced autograd's
+                 "--d-rule": cfg.d_rule}  # d from the PTOs since, the expert's count in the published recipe
         # the recipe values changed since: the iterations of mult2 and mult10 (8,000 -> 4,000 with
         # fine-tuning)
         mults = ("'mult2'" in name or "'mult10'" in name) and recipe
         later |= {"--iters": "4000"} if mults else {}
         old, new = options(commands["out"]), options(command_line(cfg, "runs/x"))
-        assert new == {k: v for k, v in old.items() if k not in ignored} | bucket | later, name
+        sampled = {"--sampler": "contexts"}  # the trace-only sampler, the default since
+        assert new == {k: v for k, v in old.items() if k not in ignored} | bucket | later | sampled, name
         old, new = options(commands["data"]), options(command_line(cfg, "runs/x", "d.pto.zip"))
         kept = {k: v for k, v in old.items() if k not in ignored | {"--sampler"}}
         assert new == kept | bucket | later, name
@@ -147,8 +152,8 @@ def test_published_and_data_never_override_a_given_flag():
 
 def test_configure_starts_from_the_tasks_recipe(monkeypatch):
     # iters: 4,000, TrainConfig's default
-    mult2 = {"samples": 750, "max_digits": 5, "sampler": "pairs", "batch": 64, "bucket": True,
-             "noise": 0.01, "restarts": 4, "finetune": True}
+    mult2 = {"samples": 750, "max_digits": 5, "batch": 64, "bucket": True, "noise": 0.01, "restarts": 4,
+             "finetune": True}
     assert recipe_fields("mult2") == mult2 and recipe_fields("add2") == {"finetune": True}
     assert recipe_fields("add10") == {"samples": 225, "restarts": 8, "finetune": True}
     assert recipe_fields("mult10") == {k: v for k, v in mult2.items() if k != "max_digits"} | {
@@ -165,7 +170,7 @@ def test_configure_starts_from_the_tasks_recipe(monkeypatch):
         configure("mult2", {"restarts": 4}, {"restarts"}, published=True)
     # --data decides samples and max_digits over the recipe
     cfg, set_by = configure("mult2", {}, set(), operands=[("12", "3")])
-    assert (cfg.samples, cfg.max_digits, cfg.sampler) == (1, 2, "pairs") and "--data" in set_by
+    assert (cfg.samples, cfg.max_digits, cfg.sampler) == (1, 2, "contexts") and "--data" in set_by
     monkeypatch.delitem(recipes.RECIPES, "add10")  # a task without a recipe: add2's, the general one
     assert configure("add10", {}, set()) == (TrainConfig(task="add10", finetune=True),
                                              {"recipe": {"add2": {"finetune": True}}})

@@ -30,7 +30,8 @@ def coverage_command(
     samples: int = typer.Option(None, "--samples", help="Draw this many instances with --sampler."),
     max_digits: int = typer.Option(None, "--max-digits", help="Longest operand, in digits."),
     seed: int = typer.Option(0, "--seed", help="Seed of the sampler, or of the --minimal pool."),
-    sampler: str = typer.Option("uniform", "--sampler", help="uniform or cover (dfst.data.samplers)."),
+    sampler: str = typer.Option("uniform", "--sampler", help="uniform, contexts (sees only PTOs), cover or "
+                                "pairs (both read the expert's states): dfst.data.samplers."),
     minimal: bool = typer.Option(False, "--minimal", help="Search the smallest covering set instead."),
     pool: int = typer.Option(5000, "--pool", help="--minimal: random candidates when not exhaustive."),
     agent_file: Path = AgentOption,

@@ -31,9 +31,10 @@ def data_command(
     out: Path = typer.Option(None, "--out", help="Dataset file to write (e.g. add2.pto.zip)."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file."),
     inspect: Path = typer.Option(None, "--inspect", help="Summarise this dataset file instead."),
-    sampler: str = typer.Option("uniform", "--sampler", help="uniform (the published rule), cover (every "
-                                "expert rule first, as dfst train samples) or pairs (every pair of "
-                                "consecutive rules first)."),
+    sampler: str = typer.Option("uniform", "--sampler", help="uniform (the published rule), contexts (the "
+                                "PTOs showing the most new pairs of observations first, as dfst train "
+                                "samples), cover (every expert rule first) or pairs (every pair of "
+                                "consecutive rules first): cover and pairs read the expert's states."),
     agent_file: Path = AgentOption,
     max_memory: str = MaxMemoryOption,
     as_json: bool = JsonOption,
@@ -43,8 +44,9 @@ def data_command(
 
     Uniform sampler: operand lengths are drawn independently and uniformly from \\[min-digits,
     max-digits]; operands have a non-zero leading digit. 20 uniform add2 samples miss rules (dfst
-    coverage says which): --sampler cover picks instances that use every rule first, as dfst train
-    does. The same seed gives a byte-identical file.
+    coverage says which): --sampler contexts picks the instances whose PTOs show the most pairs of
+    consecutive observations not yet shown, as dfst train does, from the PTOs alone. The same seed
+    gives a byte-identical file.
     """
     from dfst.data import inspect_dataset, record_dataset_file
 

@@ -1,15 +1,18 @@
 """Training PTO sets: the samplers that choose which instances the expert is recorded on.
 
-"cover" picks instances that exercise every rule of the expert first (`dfst.data.coverage`), then
-random pairs; "pairs" also every pair of consecutive rules the candidates show; "uniform" is the
-rule of `dfst.data.record_dataset`. All are seeded. `check_dataset` checks a given set as
-`dfst coverage` does before anything trains on it.
+"contexts" (the default) looks at the PTOs alone: instances whose PTOs show the most pairs of
+consecutive observations not yet shown, then random pairs (`dfst.data.contexts`). Two read the
+expert's hidden states, and are labelled so: "cover" picks instances that exercise every rule of
+the expert first (`dfst.data.coverage`), then random pairs; "pairs" also every pair of consecutive
+rules the candidates show. "uniform" is the rule of `dfst.data.record_dataset`. All are seeded.
+`check_dataset` checks a given set as `dfst coverage` does before anything trains on it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from dfst.data.contexts import context_cover_dataset
 from dfst.data.pto import PtoDataset, dataset_of, record_dataset, record_run
 from dfst.errors import DfstError
 from dfst.tasks import Instance, Task
@@ -55,6 +58,7 @@ def check_dataset(task: Task, dataset: PtoDataset, source: str) -> None:
 
 # (task, samples, max_digits, seed) -> dataset
 SAMPLERS: dict[str, Callable[[Task, int, int, int], PtoDataset]] = {
+    "contexts": context_cover_dataset,
     "cover": cover_dataset,
     "pairs": pair_cover_dataset,
     "uniform": record_dataset,

@@ -23,7 +23,8 @@ from dfst.studies.seeds import DEFAULT_TIME_BUDGET, reproduce_seed
 from dfst.train.recipes import RECIPES, TARGET_DIGITS
 
 MARK_START, MARK_END = "<!-- reproduce:start -->", "<!-- reproduce:end -->"
-COLUMNS = ("task", "system", "seeds", "samples", "max train digits", "d", "params", "robust at target",
+COLUMNS = ("task", "system", "seeds", "samples", "queries", "max train digits", "trained with", "d", "params",
+           "robust at target",
            "robust LG (median, min)", "probabilistic LG (median)", "first failing length",
            "certified (all lengths / bounded / none)", "CPU s/seed (median, max)")
 
@@ -91,12 +92,32 @@ def _labelled(progress: Callable[[str, dict], None] | None, label: str) -> Calla
     return None if progress is None else (lambda record: progress(label, record))
 
 
+def _median_known(values: list) -> float | None:
+    """The median of the values that are known (None: a run from before they were counted)."""
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
 def grown_d(results: list[Result]) -> list[int] | None:
     """[min, max] of the d the fine-tuning phase grew the model to (one dimension per block read off),
     over the seeds where it grew; None where it never did."""
     pairs = [(r.details.get("finetune") or {}).get("d") for r in results]
     grown = [after for pair in pairs if pair for before, after in [pair] if after != before]
     return [min(grown), max(grown)] if grown else None
+
+
+# How a run chose its training PTOs and its d, as tables name it: those that read the expert's hidden
+# states say so (a stored config without d_rule chose the expert's state count)
+SAMPLER_LABELS = {"contexts": "PTO contexts", "cover": "rule cover (reads states)",
+                  "pairs": "rule-pair cover (reads states)", "uniform": "uniform"}
+D_LABELS = {"data": "d from the PTOs", "expert": "the expert's d (reads states)"}
+
+
+def trained_with(config: dict) -> str:
+    """'PTO contexts, d from the PTOs': a result's sampler and d rule (`config`: its TrainConfig)."""
+    sampler = SAMPLER_LABELS.get(config.get("sampler"), str(config.get("sampler")))
+    d = "d given" if config.get("d") is not None else D_LABELS.get(config.get("d_rule", "expert"), "?")
+    return f"{sampler}, {d}"
 
 
 def summary_rows(results: list[Result]) -> list[dict]:
@@ -110,7 +131,10 @@ def summary_rows(results: list[Result]) -> list[dict]:
         failing = [r.details["first_failing_digits"] for r in runs if r.details["first_failing_digits"]]
         rows.append({
             "task": task, "system": system, "seeds": len(runs), "samples": runs[0].samples,
+            "queries_median": _median_known([r.details.get("queries") for r in runs]),
+            "trained_with": "; ".join(sorted({trained_with(r.config or {}) for r in runs})),
             "max_train_digits": runs[0].max_train_digits, "d": runs[0].details["d"],
+            "d_range": [min(r.details["d"] for r in runs), max(r.details["d"] for r in runs)],
             "d_grown": grown_d(runs),
             "params": runs[0].params, "target_digits": target,
             "successes": sum(r.robust_lg >= target for r in runs),
@@ -186,8 +210,11 @@ def _verdict(result: Result) -> str:
 def display(row: dict) -> dict:
     """A summary row for people (COLUMNS)."""
     failing = row["first_failing_min"]
+    queries = row.get("queries_median")
     return {"task": row["task"], "system": row["system"], "seeds": row["seeds"], "samples": row["samples"],
-            "max train digits": row["max_train_digits"], "d": _d_text(row), "params": f"{row['params']:,}",
+            "queries": "-" if queries is None else f"{queries:,.0f}",
+            "max train digits": row["max_train_digits"],
+            "trained with": row.get("trained_with", "-"), "d": _d_text(row), "params": f"{row['params']:,}",
             "robust at target": f"{row['successes']}/{row['seeds']} at {row['target_digits']:,}",
             "robust LG (median, min)": f"{row['robust_lg_median']:,.0f}, {row['robust_lg_min']:,}",
             "probabilistic LG (median)": f"{row['probabilistic_lg_median']:,.0f}",
@@ -197,11 +224,13 @@ def display(row: dict) -> dict:
 
 
 def _d_text(row: dict) -> str:
-    """`19`, or `19 (grown to 20-22)` where fine-tuning added dimensions on some seeds."""
+    """`19`, `6-9` over the seeds, or `19 (grown to 20-22)` where fine-tuning added dimensions."""
+    low, high = row.get("d_range") or (row["d"], row["d"])
+    trained = str(low) if low == high else f"{low}-{high}"
     grown = row.get("d_grown")
     if not grown:
-        return str(row["d"])
-    return f"{row['d']} (grown to {grown[0] if grown[0] == grown[1] else f'{grown[0]}-{grown[1]}'})"
+        return trained
+    return f"{trained} (grown to {grown[0] if grown[0] == grown[1] else f'{grown[0]}-{grown[1]}'})"
 
 
 def markdown(rows: list[dict]) -> str:

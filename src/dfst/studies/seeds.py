@@ -262,7 +262,8 @@ def _result(system: str, sub: str, run: Path, cfg: TrainConfig, key: dict, summa
     details = {"first_failing_digits": failing, "stopped_by": report.get("stopped_by", "no_model"),
                "target_digits": protocol["target_digits"], "train_cpu_seconds": round(cpu, 1),
                "iterations": summary["iterations"], "restart": summary["restarts"]["chosen"],
-               "d": summary["d"], "extracted": summary.get("extracted")}
+               "d": summary["d"], "d_tried": [t["d"] for t in summary.get("tried", [])],
+               "queries": summary.get("queries"), "extracted": summary.get("extracted")}
     if protocol.get("certify") and directory.exists():
         details["certified"] = certification(directory, cfg.task, protocol["rescale"])
     if sub == "model" and "finetune" in summary:  # the phase may grow d, and may have failed

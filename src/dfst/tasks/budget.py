@@ -225,6 +225,11 @@ def estimate_recording(task: Task, samples: int, max_digits: int, sampler: str =
     estimate = estimate_of(task, max_digits, max_digits, parts)
     if sampler == "uniform":
         return estimate
+    if sampler == "contexts":  # one pool, each PTO held with its contexts until the cover is chosen
+        runs, held = candidate_pool(task, max_digits, COVER_CANDIDATES)
+        pool = with_replays(estimate, task, max_digits, runs, held)
+        held_traces = runs * steps * (RECORD_BYTES + CONTEXT_BYTES)
+        return replace(pool, parts=pool.parts | {"pool traces": held_traces})
     (runs, held), (more, more_held) = (candidate_pool(task, max_digits, n * COVER_CANDIDATES) for n in (1, 8))
     return with_replays(estimate, task, max_digits, runs + 2 * more, held + more_held)
 
@@ -250,6 +255,7 @@ def check_estimate(estimate: Estimate, max_memory: int, what: str) -> Estimate:
 REPLAY_BYTES = 160          # per step of the run being replayed: its trace and its visited rules
 HELD_INSTANCE_BYTES = 1024  # an Instance held with the set of rules its run used, besides its operands
 COVER_CANDIDATES = 1000     # cover_instances' random candidates (each with a leading-zero twin)
+CONTEXT_BYTES = 200         # a context of the trace-only sampler: a tuple of two observations in a set
 
 
 def candidate_pool(task: Task, max_digits: int, count: int) -> tuple[int, int]:

@@ -24,6 +24,7 @@ STEP_GRAPH_BYTES = 48 << 10
 SCAN_BYTES = 128 << 20
 PARAM_BYTES = 24
 LBFGS_BYTES = 1700
+MIN_D = 2  # the smallest hidden size a run can have (a start and a stop state)
 
 
 def model_params(k: int, d: int) -> int:
@@ -31,12 +32,13 @@ def model_params(k: int, d: int) -> int:
     return k * d * d + k * k * d + 5 * k * d + d
 
 
-def estimate_training(task: Task, cfg: TrainConfig) -> Estimate:
-    """`dfst train` of `cfg` on PTOs of `task` (its expert's states unless cfg.d): the recording, the
-    model's weights and optimiser, one iteration's teacher-forced pass over a padded batch of PTOs on
-    the step bound at cfg.max_digits, and the fine-tuning phase's history."""
+def estimate_training(task: Task, cfg: TrainConfig, d: int | None = None) -> Estimate:
+    """`dfst train` of `cfg` on PTOs of `task` at hidden size `d` (default cfg.d; when neither is
+    known, before the PTOs that choose it are recorded, the smallest, MIN_D: the recording's share):
+    the recording, the model's weights and optimiser, one iteration's teacher-forced pass over a
+    padded batch of PTOs on the step bound at cfg.max_digits, and the fine-tuning phase's history."""
     record = estimate_recording(task, cfg.samples, cfg.max_digits, cfg.sampler)
-    k, d = len(task.alphabet), cfg.d or task.agent.d
+    k, d = len(task.alphabet), d or cfg.d or MIN_D
     steps = task.step_bound(cfg.max_digits, cfg.max_digits, task.base)
     rows = cfg.restarts * (cfg.samples if cfg.batch == 0 else min(cfg.batch, cfg.samples))
     if cfg.normalize_h or cfg.forward == "loop":
@@ -52,10 +54,11 @@ def estimate_training(task: Task, cfg: TrainConfig) -> Estimate:
     return replace(record, parts=parts)
 
 
-def check_training(task: Task, cfg: TrainConfig, max_memory: int) -> Estimate:
+def check_training(task: Task, cfg: TrainConfig, max_memory: int, d: int | None = None) -> Estimate:
     """`estimate_training`, refused beyond `max_memory` (or the replay_steps cap of its sampler)
-    before anything is recorded or allocated."""
-    d = cfg.d or task.agent.d
-    return check_estimate(estimate_training(task, cfg), max_memory,
+    before anything is recorded or allocated (a run whose d comes from its PTOs is checked again at
+    each size it trains at, before the model is made)."""
+    d = d or cfg.d or MIN_D
+    return check_estimate(estimate_training(task, cfg, d), max_memory,
                           f"training on {cfg.samples:,} PTOs of up to {cfg.max_digits:,} digits "
                           f"(d={d:,}, {cfg.restarts:,} restarts)")

@@ -36,12 +36,13 @@ MAX_SEED = 2**63 - 1  # torch's seeds are 64-bit
 # objectives.LOSSES), here so that validating a config and `dfst --help` never import torch;
 # tests/test_train_config.py checks that each registry has exactly these keys.
 CHOICES = {
-    "sampler": ("cover", "pairs", "uniform"),
+    "sampler": ("contexts", "cover", "pairs", "uniform"),
     "schedule": ("cosine", "constant", "linear"),
     "init": ("identity", "jitter", "random"),
     "loss": ("mse", "ce"),
     "forward": ("scan", "hillis", "loop"),
     "engine": ("autograd", "fused"),
+    "d_rule": ("data", "expert"),
 }
 
 
@@ -61,8 +62,9 @@ class DataConfig:
     samples: int = setting(20, "Training PTOs to sample.", low=1)
     max_digits: int = setting(3, "Longest training operand, in digits.", low=1)
     seed: int = setting(0, "Seed of the data, the initialisation, the batches and the noise.", low=0)
-    sampler: str = setting("cover", "cover (every expert rule first), pairs (every rule and pair of "
-                           "consecutive rules first) or uniform.")
+    sampler: str = setting("contexts", "contexts (the PTOs that show the most new pairs of consecutive "
+                           "observations first: sees only PTOs), cover (every expert rule first) or pairs "
+                           "(every rule and pair of rules first): both read the expert's states; or uniform.")
     agent: str | None = setting(None, "Agent JSON to learn instead of the task's expert (on the task's "
                                 "layout); the model is scored against the agent's own answers.")
 
@@ -77,7 +79,10 @@ class DataConfig:
 class ModelConfig:
     """The DFST trained and its teacher-forced pass (`dfst.model.teacher_forced`)."""
 
-    d: int | None = setting(None, "Hidden size (default: the expert's number of states).", low=1)
+    d: int | None = setting(None, "Hidden size (default: chosen by --d-rule).", low=1)
+    d_rule: str = setting("data", "How d is chosen when --d is not given: data (from the PTOs' lower "
+                          "bound on the states, grown until an automaton read off explains them) or "
+                          "expert (the expert's state count: reads its hidden states).")
     init: str = setting("jitter", "identity (published), jitter or random.")
     normalize_h: bool = setting(True, "Divide h by its norm every step (the noise is then relative).")
     forward: str = setting("scan", "scan, hillis or loop (same values; with --normalize-h the loop runs).")
@@ -193,13 +198,14 @@ FLAT_ORDER = ("task", "samples", "max_digits", "seed", "sampler", "d", "iters", 
               "forward", "eval_every", "eval_digits", "eval_random", "target_digits", "checkpoint_every",
               "log_every", "threads", "restarts",
               "finetune", "finetune_adam", "finetune_plain", "finetune_lbfgs", "finetune_damping",
-              "finetune_centres", "finetune_margin", "finetune_frozen", "agent", "engine")
+              "finetune_centres", "finetune_margin", "finetune_frozen", "agent", "engine", "d_rule")
 # Fields added after version 1: left out of `to_dict` while at the value they had before they existed,
 # so that the config.json of an old run, and every key reproduce hashes, stay byte for byte what they
-# were; a stored config that lacks one had that value. For all but one that value is the default;
+# were; a stored config that lacks one had that value. For all but two that value is the default;
 # `engine` was autograd until the fused engine became the default, so an old run reads as autograd.
 LATER_FIELDS = FLAT_ORDER[FLAT_ORDER.index("finetune"):]
-BEFORE_DEFAULTS = {"engine": "autograd"}  # a later field whose default has changed since: its old one
+# `d_rule` was the expert's state count until d came from the data.
+BEFORE_DEFAULTS = {"engine": "autograd", "d_rule": "expert"}  # later fields whose default has changed
 
 
 @dataclass(frozen=True, init=False)

@@ -41,6 +41,7 @@ from dfst.train.batches import Sequences, batch_rows, bucket_rows, dataset_sha25
 from dfst.train.budget import check_training
 from dfst.train.config import TrainConfig
 from dfst.train.determinism import deterministic
+from dfst.train.dsize import d_sizes, model_info, next_size, resumed_model, tried_sizes
 from dfst.train.evaluation import best_robust, evaluate_model, extract_or_none
 from dfst.train.objectives import LOSSES, PENALTIES, discrete_at, noise_at, objective, scores
 from dfst.train.restarts import lowest_loss_restart, restart_seed, select_restart
@@ -127,22 +128,31 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
     torch_device = training_device(device)
     cpu_start = time.process_time()
     task = task_of(cfg, task)
-    check_training(task, cfg if data is None else replace(cfg, sampler="uniform"),  # a file is not sampled
-                   default_max_memory() if max_memory is None else max_memory)
+    memory = default_max_memory() if max_memory is None else max_memory
+    given = replace(cfg, sampler="uniform")  # a dataset file is not sampled
+    check_training(task, cfg if data is None else given, memory, cfg.d)
     data = training_data(cfg, task) if data is None else data
     if data.task != task.name or data.k != len(task.alphabet):
         raise DfstError(f"the training data is for task {data.task} (k={data.k}), not {task.name}")
-    k, d = len(task.alphabet), cfg.d or task.agent.d
+    sizes = d_sizes(cfg, task, data)
     run_info = {"format": RUN_FORMAT, "version": 1, "train": cfg.to_dict(),
                 "command": command if command is not None else shlex.join(sys.argv),
                 "data": {"sha256": dataset_sha256(data), "summary": summarize(data)},
-                "model": {"k": k, "d": d, "params": DFSTConfig(k, d).params},
+                "model": model_info(len(task.alphabet), sizes[0], []),
                 "dfst_version": __version__, "torch_version": torch.__version__}
     with run_lock(out_dir, run_info["command"]):  # one writer per run directory
+        run_info["model"] = resumed_model(Path(out_dir), run_info, sizes) if resume else run_info["model"]
+        check_training(task, cfg, memory, run_info["model"]["d"])
         out = prepare_run(out_dir, run_info, resume=resume)
         finished = read_json(out / SUMMARY_FILE) if resume else None
         summary = finished or _train_loop(cfg, task, out, data, run_info, resume=resume, progress=progress,
                                           cpu_start=cpu_start, device=torch_device)
+        while (grown := next_size(cfg, sizes, summary)) is not None:  # d too small for the PTOs: again
+            run_info["model"] = model_info(len(task.alphabet), grown, tried_sizes(summary))
+            check_training(task, cfg, memory, grown)
+            out = prepare_run(out_dir, run_info, resume=False)  # the smaller size's files go
+            summary = _train_loop(cfg, task, out, data, run_info, resume=False, progress=progress,
+                                  cpu_start=cpu_start, device=torch_device)
         if not cfg.finetune or "finetune" in summary or summary["stopped_by"] == "diverged":
             return summary  # nothing to fine-tune, done already, or no finite loss to fine-tune from
         from dfst.train.tuning import finetune_phase
@@ -297,7 +307,9 @@ def _finish(out: Path, model: DFST, cfg: TrainConfig, task: Task, run_info: dict
     extracted = _save_extraction(out, model, task, data) if cfg.extract else None
     record_paths(out, MODEL_DIR, EXTRACTED_DIR)  # checked once summary.json says the run is finished
     summary = {"task": cfg.task, "out": str(out), "model": str(out / MODEL_DIR), **run_info["model"],
-               "samples": run_info["data"]["summary"]["samples"], "iterations": done, "iters": cfg.iters,
+               "samples": run_info["data"]["summary"]["samples"],  # queries: expert runs spent choosing them
+               "queries": run_info["data"]["summary"]["sampling"].get("queries"), "iterations": done,
+               "iters": cfg.iters,
                "stopped_by": stopped_by, "final_loss": loss, "seconds": seconds, "cpu_seconds": cpu_seconds(),
                "resumed_from": resumed_from, "eval": last_eval, "metrics": str(out / METRICS_FILE),
                "extracted": extracted, "restarts": restarts}

@@ -19,7 +19,7 @@ from dfst.train.config import DATA_DECIDES, FLAT_ORDER, GROUP_OF, TrainConfig, f
 # published, no noise, one run, the trained model used as it is: `replace(cfg, **PUBLISHED)`, or
 # `dfst train --published`.
 PUBLISHED = {"init": "identity", "normalize_h": False, "noise": 0.0, "restarts": 1, "extract": False,
-             "finetune": False}
+             "finetune": False, "d_rule": "expert"}  # the paper's d: the expert's state count
 
 
 # The recipe per task (docs/training.md): TrainConfig's defaults are add2's, the other tasks override
@@ -27,8 +27,8 @@ PUBLISHED = {"init": "identity", "normalize_h": False, "noise": 0.0, "restarts":
 DEFAULT = TrainConfig(eval_every=0)  # dfst reproduce evaluates each run itself, after training
 
 # The multiplications: long PTOs, so weaker noise (at σ = 0.03 even the expert's loss is 0.115 on
-# mult2) and a cover of rule pairs (a rule cover never shows the operand 0); docs/training.md section 9
-MULT = replace(DEFAULT, restarts=4, batch=64, bucket=True, sampler="pairs", noise=0.01, iters=8000)
+# mult2); docs/training.md section 9
+MULT = replace(DEFAULT, restarts=4, batch=64, bucket=True, noise=0.01, iters=8000)
 
 RECIPES: dict[str, TrainConfig] = {
     "add2": replace(DEFAULT, task="add2", samples=20, max_digits=3, finetune=True),
@@ -43,23 +43,23 @@ RECIPES: dict[str, TrainConfig] = {
     # (docs/finetune.md)
     "mult10": replace(MULT, task="mult10", samples=400, max_digits=3, iters=4000, finetune=True,
                       finetune_frozen=1000),
-    # Issue 17's tasks (README "More tasks: trained"): add2's recipe where it trains them; more samples,
-    # or pairs of rules, where the automaton read off was not yet the expert's (sub2: 20 samples gave a
-    # 9-state automaton that fails at 10 digits; compare2: 40 covered samples one that fails at 300)
+    # The other tasks: add2's recipe where it trains them; more samples where the automaton read off was
+    # not yet the expert's (with the state-reading rule cover: sub2's 20 samples gave a 9-state automaton
+    # that fails at 10 digits; compare2's 40 one that fails at 300)
     **{task: replace(DEFAULT, task=task, samples=20, max_digits=3, finetune=True)
        for task in ("parity2", "sort2")},
     "dyck": replace(DEFAULT, task="dyck", samples=20, max_digits=6, finetune=True),  # nesting needs length
     "reverse2": replace(DEFAULT, task="reverse2", samples=30, max_digits=5, finetune=True),  # 4 rules need 4+
-    "sub2": replace(DEFAULT, task="sub2", samples=40, sampler="pairs", finetune=True),
-    "compare2": replace(DEFAULT, task="compare2", samples=80, sampler="pairs", finetune=True),
-    "sub10": replace(DEFAULT, task="sub10", samples=225, restarts=8, sampler="pairs", finetune=True),
+    "sub2": replace(DEFAULT, task="sub2", samples=40, finetune=True),
+    "compare2": replace(DEFAULT, task="compare2", samples=80, finetune=True),
+    "sub10": replace(DEFAULT, task="sub10", samples=225, restarts=8, finetune=True),
     # the L-BFGS phase with the centres frozen (mult10's) took the fine-tuned residual from 0.35 to 1e-7
-    "compare10": replace(DEFAULT, task="compare10", samples=400, restarts=8, sampler="pairs", finetune=True,
+    "compare10": replace(DEFAULT, task="compare10", samples=400, restarts=8, finetune=True,
                          finetune_frozen=1000),
     "mult10x1": replace(MULT, task="mult10x1", samples=400, max_digits=3, iters=4000, finetune=True,
                         finetune_frozen=1000),  # mult10's
     # the expert that divides on the grid (tasks/division.py): long PTOs as in multiplication, so
-    # MULT's noise and pair cover; 2-digit samples already show every rule; one restart was measured
+    # MULT's noise; 2-digit samples already show every rule; one restart was measured
     "div10x1": replace(MULT, task="div10x1", samples=200, max_digits=2, restarts=1, iters=4000, finetune=True,
                        finetune_frozen=1000),
 }
@@ -140,7 +140,7 @@ def with_dataset(cfg: TrainConfig, operands: list, given: set[str], source: str,
 
 
 # A dataset file's sampling rule (its meta.json) -> the sampler that draws by it (dfst.data.SAMPLERS)
-SAMPLER_OF_RULE = {"uniform-lengths": "uniform", "cover": "cover", "pairs": "pairs"}
+SAMPLER_OF_RULE = {"uniform-lengths": "uniform", "cover": "cover", "pairs": "pairs", "contexts": "contexts"}
 
 
 # The robust length each task must reach: 10^5 for addition, 1,000 for mult2, 300 for mult10, and

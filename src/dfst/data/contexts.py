@@ -1,0 +1,81 @@
+"""The trace-only sampler (`contexts`, the default): training instances chosen by what their PTOs
+show, never by the expert's hidden states.
+
+The expert is used as an oracle of PTOs: it is run on candidate operands (the task's structured
+instances up to the training length, random pairs, random pairs with leading zeros: the pool of
+`dfst.data.coverage.candidate_instances`), and each run's PTO is all that is looked at. A PTO's
+*contexts* are its (read, write, move) n-grams of n consecutive steps (the first ones padded, so the
+start is a context too); the instances are picked greedily, each the one whose PTO shows the most
+contexts not yet shown, until none shows a new one, then random pairs fill up to `samples`. n is the
+longest (from 2 to MAX_CONTEXT) whose cover fits in `samples`: the sample budget goes to PTOs that
+show something new for as long as it lasts (mult2's 750 samples: 8 steps, a cover of 159 PTOs; with
+pairs of steps, 7 PTOs and 743 random ones, and seeds 0-2 failed at 10 digits; docs/training.md).
+Two agents whose PTOs are equal on every input (states renamed or reordered, a state split in two
+equivalent copies) get the same instances, and so the same training set.
+
+A run reports `samples` (the PTOs trained on) and `queries` (the expert runs spent choosing them:
+the candidate pool). The samplers that read the expert's states (`cover`, `pairs`:
+`dfst.data.coverage`) stay as options, labelled so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dfst.data.pto import PtoDataset, dataset_of, record_run, sample_instance
+from dfst.tasks.base import Task
+from dfst.tasks.budget import COVER_CANDIDATES  # the pool's random pairs, as the covers draw them
+
+MIN_CONTEXT, MAX_CONTEXT = 2, 8  # steps per context: at least pairs of consecutive observations
+
+
+def contexts(trace: np.ndarray, n: int) -> set[tuple]:
+    """The n-grams of (read, write, move) observations of a PTO ((T, 3) array), the start padded."""
+    steps = [tuple(int(v) for v in row) for row in trace]
+    padded = [None] * (n - 1) + steps
+    return {tuple(padded[i:i + n]) for i in range(len(steps))}
+
+
+def context_cover(traces: list[np.ndarray], samples: int) -> tuple[list[int], int]:
+    """(indices into `traces`, the context length n): the longest n whose whole cover fits in
+    `samples`, else MIN_CONTEXT's cover cut at `samples` (`greedy_cover`)."""
+    best = greedy_cover([contexts(t, MIN_CONTEXT) for t in traces], samples), MIN_CONTEXT
+    for n in range(MIN_CONTEXT + 1, MAX_CONTEXT + 1):
+        chosen = greedy_cover([contexts(t, n) for t in traces], samples + 1)
+        if len(chosen) > samples:
+            break
+        best = chosen, n
+    return best
+
+
+def greedy_cover(shown_by: list[set], samples: int) -> list[int]:
+    """Indices into `shown_by`, greedily: each adds the most contexts not yet shown (the first such on
+    a tie), until `samples` are chosen or none adds any."""
+    chosen: list[int] = []
+    shown: set[tuple] = set()
+    while len(chosen) < samples:
+        gains = [len(c - shown) for c in shown_by]
+        best = int(np.argmax(gains))
+        if gains[best] == 0:
+            break
+        chosen.append(best)
+        shown |= shown_by[best]
+    return chosen
+
+
+def context_cover_dataset(task: Task, samples: int, max_digits: int, seed: int) -> PtoDataset:
+    """`samples` PTOs of at most max_digits digits: a cover of the contexts the pool's PTOs show, then
+    random pairs (module docstring)."""
+    from dfst.data.coverage import candidate_instances
+
+    rng = np.random.default_rng(seed)
+    pool = candidate_instances(task, max_digits, rng, COVER_CANDIDATES)
+    traces = [record_run(task, inst) for inst in pool]
+    picked, n = context_cover(traces, samples)
+    instances, kept = [pool[i] for i in picked], [traces[i] for i in picked]
+    while len(instances) < samples:
+        instances.append(sample_instance(task, rng, 1, max_digits))
+        kept.append(record_run(task, instances[-1]))
+    sampling = {"rule": "contexts", "min_digits": 1, "max_digits": max_digits, "queries": len(pool),
+                "context": n, "covering": len(picked)}
+    return dataset_of(task, instances, kept, seed, sampling)
