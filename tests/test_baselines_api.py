@@ -13,7 +13,7 @@ from dfst.baselines import (
     run_side_task,
 )
 from dfst.errors import DfstError
-from dfst.results import Result
+from dfst.results import Result, load_result
 
 
 def test_run_baseline_returns_a_result():
@@ -43,3 +43,22 @@ def test_parse_config_takes_the_defaults_types():
                            ("nope=1", "unknown config key"), ("steps", "not KEY=VALUE")):
         with pytest.raises(DfstError, match=fragment):
             parse_config([item], defaults)
+
+
+def test_a_baseline_command_is_planned_before_any_work_and_run_in_one_call(tmp_path, monkeypatch):
+    from dfst.baselines.job import plan_baseline, run_baseline_job
+
+    monkeypatch.chdir(tmp_path)
+    job = plan_baseline("rpni", "add2", seed=2, config=["samples=20", "eval_digits=10"])
+    assert (job.stored_task, job.config, job.side) == ("add2", {"samples": 20, "eval_digits": "10"}, False)
+    assert job.path == tmp_path.joinpath("results", "baselines", "rpni-add2-s2.json").relative_to(tmp_path)
+    assert not (tmp_path / "results").exists()  # planning writes nothing
+    result = run_baseline_job(job, progress=False)
+    assert isinstance(result, Result) and load_result(job.path).robust_lg == result.robust_lg
+    with pytest.raises(DfstError, match="exists"):
+        plan_baseline("rpni", "add2", seed=2)  # refused before training, not after
+    assert plan_baseline("rpni", "add2", seed=2, force=True).force
+    with pytest.raises(DfstError, match="unknown config key"):
+        plan_baseline("rpni", "add2", config=["nope=1"])
+    side = plan_baseline("ntm", "copy", out=tmp_path / "copy.json")
+    assert side.side and side.stored_task == "copy" and side.path == tmp_path / "copy.json"

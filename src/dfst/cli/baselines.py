@@ -28,35 +28,22 @@ def baseline_command(
     no_progress: bool = typer.Option(False, "--no-progress", help="No progress output."),
 ) -> None:
     """Train a baseline on TASK, score it with the DFST's protocol and store its result JSON."""
-    from dfst import baselines
-    from dfst.io.outputs import check_output_file
-    from dfst.results import default_path, save_record, save_result
+    from dfst.baselines.job import plan_baseline, run_baseline_job
 
-    side = baselines.side_task(name, task_name) is not None  # e.g. the NTM's own copy task
-    task = task_name if side else baselines.baseline_task(name, task_name).name
-    overrides = baselines.parse_config(config, baselines.baseline_defaults(name, task_name))
-    # a policy's two sizes are two rows of `dfst table`: the large one gets a file of its own
-    stored_name = f"{name}-large" if overrides.get("size") == "large" else name
-    path = out or default_path(stored_name, task, seed)
-    if path.parent.is_dir():
-        check_output_file(path, force=force)  # before the work, not after it
-    if side:
-        record = baselines.run_side_task(name, task_name, seed=seed, config=overrides,
-                                         progress=not no_progress)
-        save_record(record, path, overwrite=force)
+    job = plan_baseline(name, task_name, seed=seed, config=config, out=out, force=force)
+    outcome = run_baseline_job(job, progress=not no_progress)
+    if job.side:
         if as_json:
-            return print_json(record | {"path": str(path)})
-        return console.print(f"{side_task_line(name, task_name, seed, record)} -> {path}")
-    result = baselines.run_baseline(name, task_name, seed=seed, config=overrides, progress=not no_progress)
-    save_result(result, path, overwrite=force)
+            return print_json(outcome | {"path": str(job.path)})
+        return console.print(f"{side_task_line(name, task_name, seed, outcome)} -> {job.path}")
     if as_json:
-        return print_json(result.to_dict() | {"path": str(path)})
-    samples, cap = result.sample_search()
+        return print_json(outcome.to_dict() | {"path": str(job.path)})
+    samples, cap = outcome.sample_search()
     seen = f"{samples:,} samples" if cap is None else f"not robust with up to {cap:,} samples"
-    console.print(f"{result.system} on {result.task} (seed {seed}): {seen}, "
-                  f"{result.params:,} params, trained <= {result.max_train_digits} digits in "
-                  f"{result.train_seconds:.1f} s; robust LG {result.robust_lg:,}, probabilistic LG "
-                  f"{result.probabilistic_lg:,} -> {path}")
+    console.print(f"{outcome.system} on {outcome.task} (seed {seed}): {seen}, "
+                  f"{outcome.params:,} params, trained <= {outcome.max_train_digits} digits in "
+                  f"{outcome.train_seconds:.1f} s; robust LG {outcome.robust_lg:,}, probabilistic LG "
+                  f"{outcome.probabilistic_lg:,} -> {job.path}")
 
 
 def side_task_line(name: str, task_name: str, seed: int, record: dict) -> str:
