@@ -116,3 +116,23 @@ def test_the_default_sampler_chooses_by_ptos_the_state_readers_do_not(name, stat
     assert chosen["contexts"][0] == chosen["contexts"][1]
     # a rule cover reads the states: add10's split carry state changes its choice (mult2's happens not to)
     assert (chosen["cover"][0] != chosen["cover"][1]) == cover_differs
+
+
+def test_trainings_own_evaluation_never_scores_a_training_pair():
+    """The evaluation that may stop training at its target holds the training pairs out as dfst eval
+    does: a model scored on its own PTOs would be selected by its training data."""
+    from dfst.grid.rollout import DfstWeights
+    from dfst.model.compile import compile_agent
+    from dfst.train.evaluation import _closed_loop
+
+    task = get_task("compare2")
+    data = record_dataset(task, 30, 3, 0)
+    trained = {tuple(pair) for pair in data.operands}
+    short = [i for i in task.hard_instances(10) if (i.a, i.b) in trained]
+    assert short  # compare2's hard set at 10 holds short instances that are training pairs
+    expert = DfstWeights.of(*compile_agent(task.agent).numpy_weights())
+    cfg = replace(TINY, task="compare2", eval_digits=(10,), target_digits=0, eval_random=3)
+    [everything] = _closed_loop(expert, task, cfg)["levels"]
+    [held_out] = _closed_loop(expert, task, cfg, data=data)["levels"]
+    assert everything["instances"] == len(task.hard_instances(10)) + 3
+    assert held_out["instances"] == everything["instances"] - len(short)

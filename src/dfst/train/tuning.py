@@ -68,7 +68,7 @@ def finetune_phase(out: Path, cfg: TrainConfig, task: Task, summary: dict, data:
     save_checkpoint(model, out / MODEL_DIR, provenance, reference=reference)
     record_paths(out, MODEL_DIR)
     if "error" not in info:
-        info["eval_plain"] = plain_closed_loop(model, task, cfg)
+        info["eval_plain"] = plain_closed_loop(model, task, cfg, data)
     info |= {"trained": str(out / TRAINED_DIR), "seconds": round(time.perf_counter() - clock, 3),
              "cpu_seconds": round(time.process_time() - cpu_start, 3)}
     total = round(summary["cpu_seconds"] + info["cpu_seconds"], 3)  # training and fine-tuning
