@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -9,7 +10,8 @@ import pytest
 from cli_helpers import assert_one_line_error, run, run_json
 from dfst.baselines.results import load_results
 from dfst.cli.reproduce import seed_plan
-from dfst.tasks import TASKS
+from dfst.errors import DfstError
+from dfst.tasks import TASKS, get_task
 from dfst.train import TrainConfig
 from dfst.train.recipes import PUBLISHED, RECIPES, TARGET_DIGITS, recipe
 
@@ -155,3 +157,20 @@ def test_the_d_column_says_where_fine_tuning_grew_the_model():
     results[0].details["finetune"]["d"] = [19, 19]
     results[2].details["finetune"] = {"d": None, "error": "no automaton", "cpu_seconds": 0.0}
     assert display(summary_rows(results)[0])["d"] == "19"
+
+
+def test_a_reproduce_command_is_planned_before_any_training(tmp_path):
+    from dfst.studies.reproduce import plan_reproduce
+
+    plan = plan_reproduce("add2:2,mult2:3-4", iters=50, finetune=False)
+    assert plan.seeds == {"add2": [0, 1], "mult2": [3, 4]} and plan.agent_tasks == []
+    assert plan.overrides == {"iters": 50, "finetune": False}
+    with pytest.raises(DfstError, match="exclude each other"):
+        plan_reproduce("add2", rerun=True, accept_stored=True)
+    with pytest.raises(DfstError, match="--iters must be >= 1"):
+        plan_reproduce("add2", iters=0)
+    agent = tmp_path / "expert.json"
+    agent.write_text(json.dumps(get_task("add2").agent.to_dict()))
+    with_agent = plan_reproduce("add2:1", agent_file=agent)
+    assert [t.name for t in with_agent.agent_tasks] == ["add2"]
+    assert with_agent.overrides["agent"] == str(agent)

@@ -25,7 +25,6 @@ from dfst.cli.app import (
     print_json,
     show_rows,
 )
-from dfst.errors import DfstError
 
 
 def __getattr__(name: str):
@@ -109,27 +108,22 @@ def reproduce_command(
     from dfst.io.locks import command_line
     from dfst.studies import reproduce as lib
 
-    plan = lib.seed_plan(tasks, seeds, first_seed)
-    overrides = lib.check_overrides(iters, restarts, time_budget) | ({} if finetune else {"finetune": False})
-    if agent_file is not None:
-        from dfst.tasks.own_agent import resolve_task
-
-        for task in plan:  # each task's alphabet and the agent's halting, before any training
-            note_agent(resolve_task(task, agent_file), as_json)
-        overrides["agent"] = str(agent_file)
+    plan = lib.plan_reproduce(tasks, seeds, first_seed, iters=iters, restarts=restarts, finetune=finetune,
+                              time_budget=time_budget, agent_file=agent_file, rerun=rerun,
+                              accept_stored=accept_stored)
+    for task in plan.agent_tasks:
+        note_agent(task, as_json)
     check_table_format(markdown, as_csv)
     # with --markdown or --csv, stdout is the table alone: the line per seed goes to stderr
     say = (lambda text: print(text, file=sys.stderr)) if markdown or as_csv else console.print
-    if rerun and accept_stored:
-        raise DfstError("--rerun and --accept-stored exclude each other: pick one")
     from dfst.studies.executors import choose_executor
 
     executor = choose_executor(executor, lambda text: print(f"dfst: note: {text}", file=sys.stderr))
     failed: list[str] = []
     bars = _seed_progress(quiet=as_json) if executor == "serial" else cell_progress(0, quiet=as_json)
     with bars as show:
-        rows = lib.reproduce(plan, runs, results, time_budget=time_budget, certify=certify, rescale=rescale,
-                             overrides=overrides,
+        rows = lib.reproduce(plan.seeds, runs, results, time_budget=time_budget, certify=certify,
+                             rescale=rescale, overrides=plan.overrides,
                              on_seed=None if as_json else lambda *done: say(lib.seed_line(*done)),
                              progress=show if executor == "serial" else None, rerun=rerun,
                              accept_stored=accept_stored, command=command_line(),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dfst.errors import DfstError
@@ -150,6 +151,35 @@ def summary_rows(results: list[Result]) -> list[dict]:
 
 
 # ----------------------------------------------------------------------------- the command's pieces
+
+
+@dataclass(frozen=True)
+class ReproducePlan:
+    """A checked `dfst reproduce`: the seeds of each task, the recipe overrides, and, with an agent
+    file, each task with that agent as its expert (resolved: its alphabet and halting checked)."""
+
+    seeds: dict[str, list[int]]
+    overrides: dict
+    agent_tasks: list = field(default_factory=list)
+
+
+def plan_reproduce(tasks: str, seeds: int = 10, first_seed: int = 0, *, iters: int | None = None,
+                   restarts: int | None = None, finetune: bool = True,
+                   time_budget: float = DEFAULT_TIME_BUDGET, agent_file: str | Path | None = None,
+                   rerun: bool = False, accept_stored: bool = False) -> ReproducePlan:
+    """Everything `dfst reproduce` checks before it trains: the --tasks plan, the overrides, the
+    agent on every task of the plan, the two ways with stale results (which exclude each other)."""
+    plan = seed_plan(tasks, seeds, first_seed)
+    overrides = check_overrides(iters, restarts, time_budget) | ({} if finetune else {"finetune": False})
+    agent_tasks = []
+    if agent_file is not None:
+        from dfst.tasks.own_agent import resolve_task
+
+        agent_tasks = [resolve_task(task, agent_file) for task in plan]  # before any training
+        overrides["agent"] = str(agent_file)
+    if rerun and accept_stored:
+        raise DfstError("--rerun and --accept-stored exclude each other: pick one")
+    return ReproducePlan(plan, overrides, agent_tasks)
 
 
 def seed_plan(tasks: str, seeds: int, first_seed: int) -> dict[str, list[int]]:
