@@ -233,3 +233,15 @@ def test_table_rewrites_only_the_readme_block(capsys, tmp_path):
     assert text.startswith(before) and text.endswith(after) and "old table" not in text
     assert "| RPNI | add2 | 2 |" in text
     assert replace_block(text, "x\n") == before + "\nx\n" + after
+
+
+def test_rpni_can_learn_from_the_dfsts_trace_only_samples():
+    """The comparison on the same terms: RPNI given the PTOs the DFST's default sampler chooses, and
+    its row says which sampler."""
+    from dfst.data import SAMPLERS
+
+    traces = rpni.record_traces(ADD2, 20, 3, 0, "contexts")
+    ds = SAMPLERS["contexts"](ADD2, 20, 3, 0)
+    assert len(traces) == ds.samples == 20 and all((t == ds.trace(i)).all() for i, t in enumerate(traces))
+    config = {"samples": 20, "sampler": "contexts", "eval_digits": "10", "random": 2}
+    assert rpni.run(ADD2, seed=0, config=config, progress=False).system == "RPNI (contexts sampler)"

@@ -22,9 +22,10 @@ import numpy as np
 
 from dfst.automata import Transducer
 from dfst.baselines.common import BaselineResult, hardware, max_passing
+from dfst.data import SAMPLERS
 from dfst.errors import DfstError
 from dfst.extract import extract
-from dfst.grid.rollout import DfstWeights, run_table
+from dfst.grid.rollout import DfstWeights
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.evaluate import run_protocol
 from dfst.tasks.base import Task
@@ -34,27 +35,20 @@ DEFAULTS: dict = {
     "ladder": "5,10,20,40,80,160,320,640,1280,2560,5120",  # counts tried in turn when samples == 0
     "bisect": True,                    # then bisect between the last failing and first robust count
     "max_digits": 3,                   # operand lengths in the training PTOs (as the DFST's data)
-    "sampler": "uniform",              # uniform (record_dataset) or cover (cover_instances)
+    "sampler": "uniform",              # one of dfst.data.SAMPLERS: uniform, contexts, cover, pairs
     "search_digits": 1000,             # a count is enough when its automaton is robust here
     "eval_digits": "10,100,1000,10000,100000",
     "random": 10,                      # random pairs per length, as dfst eval
 }
-SAMPLERS = ("uniform", "cover")
 
 
 def record_traces(task: Task, samples: int, max_digits: int, seed: int, sampler: str) -> list[np.ndarray]:
-    """The expert's PTOs, one (T, 3) uint8 array (read, write, move) per sample."""
-    if sampler == "uniform":
-        from dfst.data import record_dataset
-
-        ds = record_dataset(task, samples, max_digits, seed)
-        return [ds.trace(i) for i in range(ds.samples)]
-    if sampler == "cover":
-        from dfst.data.coverage import cover_instances
-
-        return [run_table(task.agent, task.layout(i), task.max_steps(i), record=True).trace
-                for i in cover_instances(task, samples, max_digits, seed)]
-    raise DfstError(f"unknown sampler {sampler!r} (known: {', '.join(SAMPLERS)})")
+    """The expert's PTOs chosen by one of the DFST's samplers (`dfst.data.SAMPLERS`: contexts sees
+    only PTOs; cover and pairs read the expert's states), one (T, 3) array per sample."""
+    if sampler not in SAMPLERS:
+        raise DfstError(f"unknown sampler {sampler!r} (known: {', '.join(SAMPLERS)})")
+    ds = SAMPLERS[sampler](task, samples, max_digits, seed)
+    return [ds.trace(i) for i in range(ds.samples)]
 
 
 def evaluate_agent(task: Task, agent: Transducer, digits: tuple[int, ...], random: int) -> dict:
