@@ -179,3 +179,19 @@ def test_until_fail_stops_on_the_time_budget():
     assert failure is None and report["stopped_by"] == "time_budget"
     assert [lv["digits"] for lv in report["levels"]] == [3]  # the first level always runs
     assert report["robust_max_digits"] == 3
+
+
+def test_dfst_eval_is_one_library_call_that_checks_first_and_saves_beside_the_checkpoint(tmp_path):
+    from dfst.errors import DfstError
+    from dfst.model.checkpoint import save_checkpoint
+    from dfst.protocol.eval_files import REPORT_FILES, plan_eval, run_eval
+
+    save_checkpoint(compile_agent(TASKS["add2"].agent), tmp_path / "ckpt", {"source": "test"})
+    job = plan_eval(tmp_path / "ckpt", EvalConfig(digits=(3, 20), random=2))
+    assert job.task.name == "add2" and job.saving and job.held_out_source is None
+    assert not any((tmp_path / "ckpt" / name).exists() for name in REPORT_FILES)  # planning writes nothing
+    report, failure = run_eval(job)
+    assert failure is None and report["robust_max_digits"] == 20 and "not_saved" not in report
+    assert (tmp_path / "ckpt" / "eval.json").exists() and report["checkpoint"] == str(tmp_path / "ckpt")
+    with pytest.raises(DfstError, match="memory"):
+        plan_eval(tmp_path / "ckpt", EvalConfig(digits=(10**12,), random=2, max_memory=1 << 30))

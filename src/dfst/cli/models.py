@@ -29,13 +29,10 @@ from dfst.errors import DfstError
 from dfst.protocol.config import UNTIL_FAIL_BUDGET, EvalConfig
 from dfst.protocol.eval_files import (
     REPORT_FILE,
-    held_out_of,
-    load_for_eval,
-    prepare_report_dir,
+    plan_eval,
     replay_failure,
-    save_reports,
+    run_eval,
 )
-from dfst.protocol.evaluate import check_eval_lengths, run_protocol
 from dfst.tasks import get_task
 from dfst.tasks.user import dfst_command
 
@@ -100,27 +97,19 @@ def eval_command(
         raise DfstError(f"--time-budget must be a positive number of seconds, got {time_budget}")
     cfg = EvalConfig(parse_lengths(digits, "--digits"), random, hard, seed, rescale, until_fail,
                      max_digits=max_digits, time_budget=time_budget, max_memory=memory_bound(max_memory))
-    checkpoint = target_of(path, extracted, as_json)
-    task, weights, _ = load_for_eval(checkpoint, agent_file)
-    held_out, held_out_source = held_out_of(checkpoint, trained_on)
-    note_agent(task, as_json)
-    check_eval_lengths(task, cfg)  # before the progress display, so a refusal is the one line it prints
-    saving = prepare_report_dir(Path(checkpoint))
-    if not saving:
-        print(f"dfst: warning: {checkpoint} is not writable; the report is printed, not saved",
+    # every check before the progress display, so a refusal is the one line it prints
+    job = plan_eval(target_of(path, extracted, as_json), cfg, agent_file=agent_file, trained_on=trained_on)
+    note_agent(job.task, as_json)
+    if not job.saving:
+        print(f"dfst: warning: {job.checkpoint} is not writable; the report is printed, not saved",
               file=sys.stderr)
     with _eval_progress(as_json) as progress:
         bar = progress.add_task("", total=None, n=0, instances=0)
-        report, failure = run_protocol(
-            task, weights, cfg, held_out=held_out,
-            on_level=lambda n, count: progress.update(bar, n=n, instances=count, completed=0),
-            on_steps=lambda steps: progress.advance(bar, steps))
-    report |= {"checkpoint": str(checkpoint), "held_out_source": held_out_source} | task.describe()
-    try:
-        save_reports(Path(checkpoint), task, report, failure, saving)
-    except DfstError as exc:  # e.g. a read-only medium that os.access did not see: keep the result
-        print(f"dfst: warning: the report was not saved: {exc}", file=sys.stderr)
-        report["plot"] = None
+        report, _ = run_eval(job, on_level=lambda n, count: progress.update(bar, n=n, instances=count,
+                                                                             completed=0),
+                             on_steps=lambda steps: progress.advance(bar, steps))
+    if "not_saved" in report:
+        print(f"dfst: warning: the report was not saved: {report['not_saved']}", file=sys.stderr)
     holds = all(lv["robust"] for lv in report["levels"])
     if as_json:
         print_json(report)

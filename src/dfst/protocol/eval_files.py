@@ -45,6 +45,51 @@ REPORT_FILE, PLOT_FILE, FAILURE_FILE = "eval.json", "eval.png", "first_failure.j
 REPORT_FILES = (REPORT_FILE, PLOT_FILE, FAILURE_FILE)
 
 
+@dataclass(frozen=True)
+class EvalJob:
+    """A checked `dfst eval`: the checkpoint, the task it is scored against, its weights, the
+    protocol, the training pairs held out (and where they came from), and whether the report can be
+    saved next to the checkpoint."""
+
+    checkpoint: Path
+    task: Task
+    weights: DfstWeights
+    cfg: object  # dfst.protocol.config.EvalConfig
+    held_out: HeldOut
+    held_out_source: str | None
+    saving: bool
+
+
+def plan_eval(checkpoint: str | Path, cfg, *, agent_file: str | Path | None = None,
+              trained_on: str | Path | None = None) -> EvalJob:
+    """Everything `dfst eval` checks before it runs the protocol: the checkpoint and its task (or
+    `agent_file`'s agent as the reference), the training pairs to hold out (`trained_on`, else a
+    run's own data), each given length's memory, and the report paths."""
+    from dfst.protocol.evaluate import check_eval_lengths
+
+    task, weights, _ = load_for_eval(checkpoint, agent_file)
+    held_out, source = held_out_of(checkpoint, trained_on)
+    check_eval_lengths(task, cfg)
+    saving = prepare_report_dir(Path(checkpoint))
+    return EvalJob(Path(checkpoint), task, weights, cfg, held_out, source, saving)
+
+
+def run_eval(job: EvalJob, *, on_level=None, on_steps=None) -> tuple[dict, InstanceResult | None]:
+    """The protocol on the job's checkpoint: its report (saved beside it when it can be; `not_saved`
+    says why not) and the first failing instance."""
+    from dfst.protocol.evaluate import run_protocol
+
+    report, failure = run_protocol(job.task, job.weights, job.cfg, held_out=job.held_out, on_level=on_level,
+                                   on_steps=on_steps)
+    report |= {"checkpoint": str(job.checkpoint), "held_out_source": job.held_out_source}
+    report |= job.task.describe()
+    try:
+        save_reports(job.checkpoint, job.task, report, failure, job.saving)
+    except DfstError as exc:  # e.g. a read-only medium that os.access did not see: keep the result
+        report |= {"plot": None, "not_saved": str(exc)}
+    return report, failure
+
+
 def load_for_eval(checkpoint: str | Path,
                   agent_file: str | Path | None = None) -> tuple[Task, DfstWeights, dict]:
     """The checkpoint's task (with the agent it imitates, or `agent_file`'s, as the reference), its
