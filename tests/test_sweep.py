@@ -225,3 +225,14 @@ def test_a_file_of_the_users_where_a_cell_json_goes_is_refused_before_any_cell_r
     code, _, err = run(capsys, "sweep", spec, *where)
     assert_one_line_error(code, err, "was not written by dfst")
     assert cell.read_text() == "mine"
+
+
+def test_a_sweep_is_planned_in_one_call_before_any_cell_runs(tmp_path, monkeypatch):
+    from dfst.studies.sweep import plan_sweep
+
+    monkeypatch.chdir(tmp_path)
+    cells, results = plan_sweep(write_spec(tmp_path))
+    assert len(cells) == 4 and results == Path("results") / "sweeps" / "tiny"
+    assert {c.task for c in cells} == {"add2"} and not (tmp_path / "results").exists()
+    cells, results = plan_sweep(write_spec(tmp_path), tmp_path / "r", tmp_path / "s")
+    assert results == tmp_path / "s" and len(cells) == 4

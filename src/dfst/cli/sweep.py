@@ -46,11 +46,8 @@ def sweep_command(
     from dfst.studies.executors import choose_executor
 
     check_table_format(markdown, as_csv)
-    spec = lib.load_spec(spec_file)
+    cells, results = lib.plan_sweep(spec_file, runs, results, rerun=rerun)
     name = spec_file.stem
-    results = results or Path("results") / "sweeps" / name
-    cells = lib.plan_cells(spec, runs or Path("runs") / "sweeps" / name, results, where=str(spec_file),
-                           rerun=rerun)
     executor = choose_executor(executor, lambda text: print(f"dfst: note: {text}", file=sys.stderr))
     with cell_progress(len(cells), quiet=as_json) as update:
         outcomes, skipped = lib.run_sweep(cells, results, executor=executor, address=address, workers=workers,

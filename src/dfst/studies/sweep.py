@@ -65,6 +65,18 @@ class SweepSpec:
     rescale: bool = False
 
 
+def plan_sweep(spec_file: str | Path, runs: str | Path | None = None, results: str | Path | None = None,
+               *, rerun: bool = False) -> tuple[list[Cell], Path]:
+    """What `dfst sweep FILE` checks before it runs anything: the spec, and every cell's options (by
+    building its config); returns the cells and the results directory (default
+    results/sweeps/NAME, the runs under runs/sweeps/NAME, NAME the file's stem)."""
+    spec_file = Path(spec_file)
+    spec, name = load_spec(spec_file), spec_file.stem
+    results = Path(results) if results is not None else Path("results") / "sweeps" / name
+    runs = Path(runs) if runs is not None else Path("runs") / "sweeps" / name
+    return plan_cells(spec, runs, results, where=str(spec_file), rerun=rerun), results
+
+
 def load_spec(path: Path) -> SweepSpec:
     """The sweep in TOML file `path`; a DfstError naming the file and the problem otherwise."""
     try:
