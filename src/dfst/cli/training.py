@@ -175,12 +175,17 @@ def _progress(quiet: bool) -> Progress:
 def _print_summary(summary: dict, cfg: dict) -> None:
     table = Table("field", "value", title=f"{summary['task']} training run", show_header=False)
     loss = summary["final_loss"]
-    rows = {"samples": f"{summary['samples']} of ≤ {cfg['max_digits']} digits ({cfg['sampler']})",
+    queries = summary.get("queries")
+    chosen = "" if queries is None else f", {queries:,} expert runs spent choosing them"
+    rows = {"samples": f"{summary['samples']} of ≤ {cfg['max_digits']} digits ({cfg['sampler']}{chosen})",
             "model": f"k={summary['k']}, d={summary['d']}, {summary['params']:,} parameters",
             "iterations": f"{summary['iterations']:,} of {summary['iters']:,}",
             "stopped by": summary["stopped_by"],
             "final loss": "n/a" if loss is None else f"{loss:.4g}",
             "seconds": f"{summary['seconds']:.1f}"}
+    if summary.get("tried"):  # d from the PTOs: the smaller sizes read no automaton off
+        sizes = ", ".join(str(t["d"]) for t in summary["tried"])
+        rows["d tried before"] = f"{sizes} (no automaton read off explained the PTOs)"
     if len(summary["restarts"]["table"]) > 1:
         rows["restart kept"] = f"{summary['restarts']['chosen']} of {len(summary['restarts']['table'])}"
     if summary.get("extracted"):
