@@ -36,8 +36,8 @@ def train_command(
                                          "add the counterexample's instance to the data, train again."),
     max_rounds: int = typer.Option(5, "--max-rounds", help="Rounds of --until-certified at most."),
     published: bool = typer.Option(False, "--published", help="The published recipe: identity init, no "
-                                   "noise or normalisation, one run, no extraction (a flag that says "
-                                   "otherwise is an error)."),
+                                   "noise or normalisation, one run, no extraction, d the expert's state "
+                                   "count as in the paper (a flag that says otherwise is an error)."),
     device: str = typer.Option("cpu", "--device", help="Where the training loop runs: cpu, cuda or "
                                "cuda:N (fine-tuning, extraction and evaluation stay on the CPU; "
                                "bit-identity holds on the CPU only)."),
