@@ -100,8 +100,9 @@ def test_agents_with_equal_ptos_train_bit_identical_models(tmp_path, capsys):
     assert weights["renamed"] == weights["expert"] == weights["split"]  # training and its phase too
 
 
-@pytest.mark.parametrize("name, state, cover_differs", [("add10", "carry", True), ("mult2", None, False)])
-def test_the_default_sampler_chooses_by_ptos_the_state_readers_do_not(name, state, cover_differs):
+@pytest.mark.parametrize("name, state, samples, cover_differs", [("add10", "carry", 60, True),
+                                                                 ("mult2", None, 20, False)])
+def test_the_default_sampler_chooses_by_ptos_the_state_readers_do_not(name, state, samples, cover_differs):
     from dfst.data import SAMPLERS
     from dfst.tasks.own_agent import agent_task_from_dict
 
@@ -111,7 +112,7 @@ def test_the_default_sampler_chooses_by_ptos_the_state_readers_do_not(name, stat
     state = state or max(sorted(set(entered)), key=entered.count)  # the state entered most often
     twin = agent_task_from_dict(task, split(expert, state), "split")
     assert twin.agent.d == task.agent.d + 1
-    chosen = {sampler: [SAMPLERS[sampler](t, 60, 3, 1).operands for t in (task, twin)]
+    chosen = {sampler: [SAMPLERS[sampler](t, samples, 3, 1).operands for t in (task, twin)]
               for sampler in ("contexts", "cover")}
     assert chosen["contexts"][0] == chosen["contexts"][1]
     # a rule cover reads the states: add10's split carry state changes its choice (mult2's happens not to)
