@@ -20,6 +20,8 @@ the candidate pool). The samplers that read the expert's states (`cover`, `pairs
 
 from __future__ import annotations
 
+import heapq
+
 import numpy as np
 
 from dfst.data.pto import PtoDataset, dataset_of, record_run, sample_instance
@@ -29,9 +31,13 @@ from dfst.tasks.budget import COVER_CANDIDATES  # the pool's random pairs, as th
 MIN_CONTEXT, MAX_CONTEXT = 2, 8  # steps per context: at least pairs of consecutive observations
 
 
-def contexts(trace: np.ndarray, n: int) -> set[tuple]:
-    """The n-grams of (read, write, move) observations of a PTO ((T, 3) array), the start padded."""
-    steps = [tuple(int(v) for v in row) for row in trace]
+def observations(trace: np.ndarray) -> list[tuple]:
+    """A PTO ((T, 3) array) as its (read, write, move) observations."""
+    return [tuple(row) for row in trace.tolist()]
+
+
+def contexts(steps: list[tuple], n: int) -> set[tuple]:
+    """The n-grams of a PTO's observations (`observations`), the start padded."""
     padded = [None] * (n - 1) + steps
     return {tuple(padded[i:i + n]) for i in range(len(steps))}
 
@@ -39,9 +45,10 @@ def contexts(trace: np.ndarray, n: int) -> set[tuple]:
 def context_cover(traces: list[np.ndarray], samples: int) -> tuple[list[int], int]:
     """(indices into `traces`, the context length n): the longest n whose whole cover fits in
     `samples`, else MIN_CONTEXT's cover cut at `samples` (`greedy_cover`)."""
-    best = greedy_cover([contexts(t, MIN_CONTEXT) for t in traces], samples), MIN_CONTEXT
+    steps = [observations(t) for t in traces]  # once: every context length reads them
+    best = greedy_cover([contexts(s, MIN_CONTEXT) for s in steps], samples), MIN_CONTEXT
     for n in range(MIN_CONTEXT + 1, MAX_CONTEXT + 1):
-        chosen = greedy_cover([contexts(t, n) for t in traces], samples + 1)
+        chosen = greedy_cover([contexts(s, n) for s in steps], samples + 1)
         if len(chosen) > samples:
             break
         best = chosen, n
@@ -50,16 +57,23 @@ def context_cover(traces: list[np.ndarray], samples: int) -> tuple[list[int], in
 
 def greedy_cover(shown_by: list[set], samples: int) -> list[int]:
     """Indices into `shown_by`, greedily: each adds the most contexts not yet shown (the first such on
-    a tie), until `samples` are chosen or none adds any."""
+    a tie), until `samples` are chosen or none adds any. Lazily: a gain only shrinks as contexts are
+    shown, so a stale gain on the heap bounds the true one, and the first entry whose refreshed
+    (gain, index) still leads is the greedy choice (the same choices as recomputing every gain)."""
+    heap = [(-len(c), i) for i, c in enumerate(shown_by)]
+    heapq.heapify(heap)
     chosen: list[int] = []
     shown: set[tuple] = set()
-    while len(chosen) < samples:
-        gains = [len(c - shown) for c in shown_by]
-        best = int(np.argmax(gains))
-        if gains[best] == 0:
-            break
-        chosen.append(best)
-        shown |= shown_by[best]
+    while len(chosen) < samples and heap:
+        _, i = heapq.heappop(heap)
+        gain = len(shown_by[i] - shown)
+        if gain == 0:
+            continue  # a stale entry: nothing new any more, never again
+        if heap and (-gain, i) > heap[0]:
+            heapq.heappush(heap, (-gain, i))  # another may lead now: look again
+            continue
+        chosen.append(i)
+        shown |= shown_by[i]
     return chosen
 
 

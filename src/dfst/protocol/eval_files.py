@@ -38,6 +38,7 @@ from dfst.io.outputs import (
     write_json,
 )
 from dfst.io.targets import DATA_FILE, is_run
+from dfst.protocol.config import EvalConfig
 from dfst.protocol.instances import HeldOut
 from dfst.tasks import Instance, Task
 
@@ -54,13 +55,13 @@ class EvalJob:
     checkpoint: Path
     task: Task
     weights: DfstWeights
-    cfg: object  # dfst.protocol.config.EvalConfig
+    cfg: EvalConfig
     held_out: HeldOut
     held_out_source: str | None
     saving: bool
 
 
-def plan_eval(checkpoint: str | Path, cfg, *, agent_file: str | Path | None = None,
+def plan_eval(checkpoint: str | Path, cfg: EvalConfig, *, agent_file: str | Path | None = None,
               trained_on: str | Path | None = None) -> EvalJob:
     """Everything `dfst eval` checks before it runs the protocol: the checkpoint and its task (or
     `agent_file`'s agent as the reference), the training pairs to hold out (`trained_on`, else a

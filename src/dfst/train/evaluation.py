@@ -64,7 +64,7 @@ def _closed_loop(weights: DfstWeights, task: Task, cfg: TrainConfig, rescale: bo
     """The protocol at the evaluation lengths, less the training pairs of `data`."""
     digits = sorted(set(cfg.eval_digits) | ({cfg.target_digits} - {0}))
     eval_cfg = EvalConfig(tuple(digits), random=cfg.eval_random, rescale=rescale)
-    held_out = HeldOut(map(tuple, data.operands) if data is not None else ())
+    held_out = HeldOut(data.operands if data is not None else ())
     report, _ = run_protocol(task, weights, eval_cfg, held_out=held_out)
     levels = [{key: lv[key] for key in ("digits", "robust", "exact", "instances", "random_exact", "random")}
               for lv in report["levels"]]
