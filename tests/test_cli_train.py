@@ -127,7 +127,8 @@ def test_resume_after_kill_9_is_bit_identical(capsys, tmp_path):
     """A real `dfst train` process killed with SIGKILL mid-run, resumed, ends with the weights of an
     uninterrupted run (minibatches, noise and L1 on, so every source of state and randomness counts)."""
     args = [*TRAIN_ADD2, *FAST, "--iters", "300", "--batch", "4", "--noise", "0.05", "--l1", "1e-5",
-            "--checkpoint-every", "20", "--eval-every", "100", "--log-every", "10", "--json"]
+            "--checkpoint-every", "20", "--eval-every", "100", "--log-every", "10", "--d", "6",
+            "--json"]  # one size of d: the kill lands in it (a grown d resumes too: test_train)
     killed = tmp_path / "killed"
     state = killed / "train_state.safetensors"
     proc = subprocess.Popen([sys.executable, "-c", "import sys; from dfst.cli import main; "

@@ -114,3 +114,15 @@ def test_a_users_own_config_json_beside_a_checkpoint_is_not_a_run(tmp_path, caps
     run_json(capsys, "compile", "add2", "--out", tmp_path / "ck", "--json")
     report = run_json(capsys, "eval", tmp_path / "ck", "--digits", "5", "--json")
     assert report["held_out_source"] is None and (tmp_path / "config.json").read_text() == "not: json\n"
+
+
+def test_a_runs_validation_ptos_are_held_out_of_its_tests_too(tmp_path, capsys):
+    from dfst.data import save_dataset
+    from dfst.train.validation import validation_set
+
+    run = fake_run(tmp_path, capsys)
+    validation = validation_set(ADD2, 3, 0)
+    save_dataset(validation, run / "validation.pto.zip")
+    held_out, _ = held_out_of(run / "model")
+    assert held_out.pairs == set(load_dataset(run / "data.pto.zip").operands) | set(validation.operands)
+    assert {max(len(a), len(b)) for a, b in validation.operands} == {4, 5, 6}  # past the training data

@@ -152,7 +152,7 @@ def tiny(**fields):
     from dfst.train import TrainConfig
 
     return TrainConfig(**{"samples": 4, "max_digits": 2, "iters": 20, "restarts": 1, "eval_every": 0,
-                          "checkpoint_every": 5, **fields})
+                          "checkpoint_every": 5, "d": 4, **fields})  # d: one size, resumes as killed
 
 
 def unfinished(out: Path, at: int = 12) -> None:
@@ -166,9 +166,10 @@ def test_manifest_lists_every_file_but_the_metrics(tmp_path):
     from dfst.io.run_guard import check_manifest, file_entry, read_manifest
     from dfst.train import train
 
-    train(tiny(), tmp_path, command="test")
+    train(tiny(d=None), tmp_path, command="test")  # d from the data: validation PTOs too
     files = read_manifest(tmp_path)
-    assert set(files) == {"config.json", "data.pto.zip", "train_state.safetensors", "summary.json",
+    assert set(files) == {"config.json", "data.pto.zip", "validation.pto.zip", "train_state.safetensors",
+                          "summary.json",
                           "model/model.safetensors", "model/config.json", "extracted/model.safetensors",
                           "extracted/config.json", "extracted/agent.json"}
     assert all(file_entry(tmp_path / name) == entry for name, entry in files.items())

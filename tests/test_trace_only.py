@@ -42,12 +42,18 @@ TINY = TrainConfig(samples=8, max_digits=2, iters=40, restarts=2, eval_every=20,
                    finetune_centres=10, finetune_frozen=0)
 
 
-def test_training_extraction_and_the_phase_read_only_the_ptos(tmp_path):
+def test_training_extraction_and_the_phase_read_only_the_ptos(tmp_path, monkeypatch):
+    import dfst.train.validation as validation
+
     task = get_task("add2")
     data = record_dataset(task, TINY.samples, TINY.max_digits, TINY.seed)  # the expert as an oracle of PTOs
+    # the validation PTOs come from the same oracle, recorded outside the learner as `data` is
+    oracle = validation.oracle_dataset
+    monkeypatch.setattr(validation, "oracle_dataset", lambda _, *args: oracle(task, *args))
     summary = train(TINY, tmp_path / "run", data=data, task=hidden("add2"), command="test")
     assert summary["iterations"] == TINY.iters and "finetune" in summary
     assert summary["d"] in d_sizes(TINY, hidden("add2"), data)
+    assert summary["queries"] == load_dataset(tmp_path / "run" / "validation.pto.zip").samples
 
 
 def test_the_expert_rule_is_an_option_that_reads_the_states():
@@ -137,3 +143,72 @@ def test_trainings_own_evaluation_never_scores_a_training_pair():
     [held_out] = _closed_loop(expert, task, cfg, data=data)["levels"]
     assert everything["instances"] == len(task.hard_instances(10)) + 3
     assert held_out["instances"] == everything["instances"] - len(short)
+
+
+def test_the_contexts_pool_grows_while_batches_show_new_observations(monkeypatch):
+    """sub10's first batch of candidates never borrows into a 0 over a 2 (seed 0): the PTOs of further
+    batches show new pairs of observations, and the grown pool's cover reaches every rule of the expert
+    (read here only to check). add2's second batch shows nothing new: its data stays the first batch's."""
+    import dfst.data.contexts as contexts_module
+    from dfst.data.coverage import coverage
+    from dfst.tasks.base import Instance
+
+    def sampled(name: str, samples: int, batches: int):
+        monkeypatch.setattr(contexts_module, "POOL_BATCHES", batches)
+        return contexts_module.context_cover_dataset(get_task(name), samples, 3, 0)
+
+    def rules_missed(data) -> set:
+        return coverage(get_task("sub10"), [Instance(a, b, "") for a, b in data.operands])[1]
+
+    grown, first = sampled("sub10", 225, 16), sampled("sub10", 225, 1)
+    assert grown.sampling["queries"] > 2 * first.sampling["queries"]
+    assert not rules_missed(grown)
+    assert rules_missed(first)  # what the first batch alone missed
+    add2_grown, add2_first = sampled("add2", 20, 16), sampled("add2", 20, 1)
+    assert add2_grown.operands == add2_first.operands
+    assert add2_grown.sampling["queries"] > add2_first.sampling["queries"]  # the batch that showed nothing
+
+
+def test_an_automaton_that_explains_the_ptos_but_not_longer_ones_grows_d():
+    """The validation PTOs catch an automaton that reproduces every PTO of at most 3 digits and not
+    longer ones: add2's expert passes, one that errs only after the longest 3-digit PTO does not, and
+    the size rule then grows d."""
+    from dfst.train.dsize import next_size
+    from dfst.train.validation import first_disagreement, validation_set
+
+    task = get_task("add2")
+    validation = validation_set(task, 3, 0)
+    assert first_disagreement(task.agent, task, validation) is None
+    from itertools import product
+
+    from dfst.data.pto import record_run
+    from dfst.tasks.base import Instance
+
+    numbers = ["".join(bits) for n in (1, 2, 3) for bits in product("01", repeat=n)]
+    longest = max(len(record_run(task, Instance(a, b, ""))) for a in numbers for b in numbers)
+    found = first_disagreement(wrong_after(task.agent, longest), task, validation)
+    assert found is not None and max(len(found["a"]), len(found["b"])) > 3
+    cfg = TrainConfig(task="add2")
+    summary = {"d": 6, "extracted": {"states": 9, "validation": {"disagreement": found}}}
+    assert next_size(cfg, [6, 9, 14], summary) == 9
+    summary["extracted"]["validation"]["disagreement"] = None
+    assert next_size(cfg, [6, 9, 14], summary) is None
+
+
+def wrong_after(agent, steps: int):
+    """`agent` with a step counter in its states: from step `steps` on, it writes another symbol than
+    the agent would; its PTOs of at most `steps` steps are the agent's."""
+    from dfst.automata import Rule, make_transducer
+
+    def at(state: str, i: int) -> str:
+        return state if state == agent.final else f"{state}@{i}"
+
+    def other(symbol: str) -> str:
+        return agent.alphabet[(agent.alphabet.index(symbol) + 1) % len(agent.alphabet)]
+
+    rules = [Rule(at(r.state, i), r.read, at(r.next, min(i + 1, steps)),
+                  r.write if i < steps else other(r.write), r.move)
+             for r in agent.rules.values() for i in range(steps + 1)]
+    states = [agent.final, *(at(q, i) for q in agent.states if q != agent.final for i in range(steps + 1))]
+    return make_transducer(states, agent.alphabet, rules, initial=at(agent.initial, 0), final=agent.final,
+                           blank=agent.blank, name="wrong_after")

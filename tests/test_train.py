@@ -27,7 +27,8 @@ from dfst.train.rundir import read_metrics
 
 # Small and fast, with everything that draws randomness or carries state switched on.
 TINY = TrainConfig(samples=6, max_digits=2, iters=30, noise=0.05, l1=1e-5, batch=4, eval_every=10,
-                   eval_digits=(4,), eval_random=2, checkpoint_every=10, log_every=5, restarts=2)
+                   eval_digits=(4,), eval_random=2, checkpoint_every=10, log_every=5, restarts=2,
+                   d=5)  # one size: 30 iterations find no automaton that passes validation
 
 
 def weights(out) -> dict[str, torch.Tensor]:
@@ -349,11 +350,11 @@ def test_a_run_that_grows_d_resumes_bit_identically(tmp_path, monkeypatch):
     real = dfst.train.loop._save_extraction
     first = []
 
-    def none_at_the_first_size(out, model, task, data):
+    def none_at_the_first_size(out, model, task, data, validation):
         first.append(first[0] if first else model.config.d)
-        return None if model.config.d == first[0] else real(out, model, task, data)
+        return None if model.config.d == first[0] else real(out, model, task, data, None)  # validated
     monkeypatch.setattr(dfst.train.loop, "_save_extraction", none_at_the_first_size)
-    cfg = replace(TINY, iters=20)
+    cfg = replace(TINY, iters=20, d=None)
     whole = train(cfg, tmp_path / "whole", command="test")
     assert [t["d"] for t in whole["tried"]] == [first[0]] and whole["d"] == math.ceil(first[0] * GROWTH)
     assert json.loads((tmp_path / "whole" / "config.json").read_text())["model"]["tried"] == whole["tried"]

@@ -3,7 +3,10 @@ show, never by the expert's hidden states.
 
 The expert is used as an oracle of PTOs: it is run on candidate operands (the task's structured
 instances up to the training length, random pairs, random pairs with leading zeros: the pool of
-`dfst.data.coverage.candidate_instances`), and each run's PTO is all that is looked at. A PTO's
+`dfst.data.coverage.candidate_instances`), and each run's PTO is all that is looked at. The pool
+grows by further batches of random pairs while each shows a pair of consecutive observations not
+seen before (`candidate_pool`): the base-2 tasks stop at one batch, the base-10 ones take 3-16,
+since a rare combination (sub10's borrow into a 0 over a 2) shows in a few of 25,000 runs. A PTO's
 *contexts* are its (read, write, move) n-grams of n consecutive steps (the first ones padded, so the
 start is a context too); the instances are picked greedily, each the one whose PTO shows the most
 contexts not yet shown, until none shows a new one, then random pairs fill up to `samples`. n is the
@@ -25,10 +28,11 @@ import heapq
 import numpy as np
 
 from dfst.data.pto import PtoDataset, dataset_of, record_run, sample_instance
-from dfst.tasks.base import Task
-from dfst.tasks.budget import COVER_CANDIDATES  # the pool's random pairs, as the covers draw them
+from dfst.tasks.base import Instance, Task
+from dfst.tasks.budget import COVER_CANDIDATES, POOL_BATCHES, POOL_STEPS  # budget.estimate_recording's
 
 MIN_CONTEXT, MAX_CONTEXT = 2, 8  # steps per context: at least pairs of consecutive observations
+POOL_STREAM = 7  # the further batches' random streams: [seed, POOL_STREAM, batch]
 
 
 def observations(trace: np.ndarray) -> list[tuple]:
@@ -77,19 +81,44 @@ def greedy_cover(shown_by: list[set], samples: int) -> list[int]:
     return chosen
 
 
+def candidate_pool(task: Task, max_digits: int, rng: np.random.Generator,
+                   seed: int) -> tuple[list[Instance], list[np.ndarray], int]:
+    """(instances, their PTOs, the expert runs spent): the first batch of candidates from `rng`, then
+    further batches of random pairs, each from its own stream, for as long as a batch shows a pair of
+    consecutive observations that no batch before it showed (at most POOL_BATCHES batches kept, none
+    drawn once the kept PTOs hold POOL_STEPS steps). The batch that showed nothing new is not kept,
+    but its runs are counted."""
+    from dfst.data.coverage import candidate_instances, random_candidates
+
+    pool = candidate_instances(task, max_digits, rng, COVER_CANDIDATES)
+    traces = [record_run(task, inst) for inst in pool]
+    shown = set().union(*(contexts(observations(t), MIN_CONTEXT) for t in traces))
+    queries = len(pool)
+    for batch in range(1, POOL_BATCHES):
+        if sum(len(t) for t in traces) >= POOL_STEPS:
+            break
+        more = random_candidates(task, max_digits, np.random.default_rng([seed, POOL_STREAM, batch]),
+                                 COVER_CANDIDATES)
+        more_traces = [record_run(task, inst) for inst in more]
+        queries += len(more)
+        new = set().union(*(contexts(observations(t), MIN_CONTEXT) for t in more_traces)) - shown
+        if not new:
+            break
+        shown |= new
+        pool, traces = pool + more, traces + more_traces
+    return pool, traces, queries
+
+
 def context_cover_dataset(task: Task, samples: int, max_digits: int, seed: int) -> PtoDataset:
     """`samples` PTOs of at most max_digits digits: a cover of the contexts the pool's PTOs show, then
     random pairs (module docstring)."""
-    from dfst.data.coverage import candidate_instances
-
     rng = np.random.default_rng(seed)
-    pool = candidate_instances(task, max_digits, rng, COVER_CANDIDATES)
-    traces = [record_run(task, inst) for inst in pool]
+    pool, traces, queries = candidate_pool(task, max_digits, rng, seed)
     picked, n = context_cover(traces, samples)
     instances, kept = [pool[i] for i in picked], [traces[i] for i in picked]
     while len(instances) < samples:
         instances.append(sample_instance(task, rng, 1, max_digits))
         kept.append(record_run(task, instances[-1]))
-    sampling = {"rule": "contexts", "min_digits": 1, "max_digits": max_digits, "queries": len(pool),
+    sampling = {"rule": "contexts", "min_digits": 1, "max_digits": max_digits, "queries": queries,
                 "context": n, "covering": len(picked)}
     return dataset_of(task, instances, kept, seed, sampling)

@@ -45,7 +45,14 @@ def coverage(task: Task, instances: list[Instance]) -> tuple[set[Rule], set[Rule
 
 def candidate_instances(task: Task, max_digits: int, rng: np.random.Generator, count: int) -> list[Instance]:
     """Hard instances up to max_digits, random pairs, and random pairs with leading zeros."""
-    pool = [inst for n in range(1, max_digits + 1) for inst in task.hard_instances(n)]
+    hard = [inst for n in range(1, max_digits + 1) for inst in task.hard_instances(n)]
+    return hard + random_candidates(task, max_digits, rng, count)
+
+
+def random_candidates(task: Task, max_digits: int, rng: np.random.Generator, count: int) -> list[Instance]:
+    """`count` random pairs of at most max_digits digits, each followed by its twin with leading zeros
+    on the first operand where the task allows it."""
+    pool: list[Instance] = []
     for _ in range(count):
         inst = sample_instance(task, rng, 1, max_digits)
         zeros = int(rng.integers(1, max(2, max_digits)))

@@ -18,6 +18,7 @@ TRAINED, EXTRACTED, CHECKPOINT = "model", "extracted automaton", "checkpoint"
 # The names in a run directory that other packages read (dfst.train.rundir writes them).
 CONFIG_FILE, DATA_FILE, SUMMARY_FILE = "config.json", "data.pto.zip", "summary.json"
 MODEL_DIR, EXTRACTED_DIR, RUN_FORMAT = "model", "extracted", "dfst-train-run"
+VALIDATION_FILE = "validation.pto.zip"  # PTOs past the training lengths, held out of tests too
 
 
 @dataclass(frozen=True)

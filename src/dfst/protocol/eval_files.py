@@ -37,7 +37,7 @@ from dfst.io.outputs import (
     writable_directory,
     write_json,
 )
-from dfst.io.targets import DATA_FILE, is_run
+from dfst.io.targets import DATA_FILE, VALIDATION_FILE, is_run
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.instances import HeldOut
 from dfst.tasks import Instance, Task
@@ -109,13 +109,16 @@ def load_for_eval(checkpoint: str | Path,
 def held_out_of(checkpoint: str | Path, dataset: str | Path | None = None) -> tuple[HeldOut, str | None]:
     """The operand pairs a checkpoint was trained on, kept out of its tests, and where they were read:
     `dataset` (a PTO dataset file), else the data of the training run the checkpoint belongs to
-    (RUN/model, RUN/trained or RUN/extracted: RUN/data.pto.zip); none (and None) when neither is known."""
+    (RUN/model, RUN/trained or RUN/extracted: RUN/data.pto.zip, and the validation PTOs that chose
+    its d, RUN/validation.pto.zip); none (and None) when neither is known."""
     from dfst.data.pto import load_dataset
 
     path = Path(dataset) if dataset is not None else _run_data(Path(checkpoint))
     if path is None:
         return HeldOut(), None
-    return HeldOut(load_dataset(path).operands), str(path)
+    validation = path.parent / VALIDATION_FILE if dataset is None else None  # the run's, beside it
+    tested = load_dataset(validation).operands if validation is not None and validation.is_file() else []
+    return HeldOut([*load_dataset(path).operands, *tested]), str(path)
 
 
 def _run_data(checkpoint: Path) -> Path | None:

@@ -37,6 +37,7 @@ With the default bound (half the RAM: 11.8 GiB here) solve add2 takes up to ~2.6
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -217,7 +218,8 @@ RECORD_BYTES = 40
 def estimate_recording(task: Task, samples: int, max_digits: int, sampler: str = "uniform") -> Estimate:
     """Recording `samples` PTOs of operands of at most `max_digits` digits (dfst data, train), chosen
     by `sampler` (dfst.data.SAMPLERS: the covers replay candidates first, `cover_instances`: its first
-    pool once, the second, 8x larger and drawn when the first misses a rule, twice)."""
+    pool once, the second, 8x larger and drawn when the first misses a rule, twice; `contexts`: at
+    most POOL_BATCHES batches)."""
     steps = task.step_bound(max_digits, max_digits, task.base)
     run = _run_parts(task, max_digits, max_digits)
     parts = {"grid": run["grid"], "operands": 2 * max_digits * samples, "answer": run["answer"],
@@ -225,11 +227,13 @@ def estimate_recording(task: Task, samples: int, max_digits: int, sampler: str =
     estimate = estimate_of(task, max_digits, max_digits, parts)
     if sampler == "uniform":
         return estimate
-    if sampler == "contexts":  # one pool, each PTO held with its contexts until the cover is chosen
-        runs, held = candidate_pool(task, max_digits, COVER_CANDIDATES)
-        pool = with_replays(estimate, task, max_digits, runs, held)
-        held_traces = runs * steps * (RECORD_BYTES + CONTEXT_BYTES)
-        return replace(pool, parts=pool.parts | {"pool traces": held_traces})
+    if sampler == "contexts":  # a pool of up to POOL_BATCHES batches, each PTO held with its contexts
+        runs, held = candidate_pool(task, max_digits, POOL_BATCHES * COVER_CANDIDATES)
+        first, _ = candidate_pool(task, max_digits, COVER_CANDIDATES)
+        batch = 2 * COVER_CANDIDATES * steps  # none drawn past POOL_STEPS: at most one batch over it
+        pool_steps = min(runs * steps, max(first * steps, POOL_STEPS + batch))
+        pool = with_replays(estimate, task, max_digits, math.ceil(pool_steps / steps), held)
+        return replace(pool, parts=pool.parts | {"pool traces": pool_steps * (RECORD_BYTES + CONTEXT_BYTES)})
     (runs, held), (more, more_held) = (candidate_pool(task, max_digits, n * COVER_CANDIDATES) for n in (1, 8))
     return with_replays(estimate, task, max_digits, runs + 2 * more, held + more_held)
 
@@ -255,6 +259,8 @@ def check_estimate(estimate: Estimate, max_memory: int, what: str) -> Estimate:
 REPLAY_BYTES = 160          # per step of the run being replayed: its trace and its visited rules
 HELD_INSTANCE_BYTES = 1024  # an Instance held with the set of rules its run used, besides its operands
 COVER_CANDIDATES = 1000     # cover_instances' random candidates (each with a leading-zero twin)
+POOL_BATCHES = 16           # the contexts sampler's pool: at most this many batches of them,
+POOL_STEPS = 1_000_000      # and no batch drawn once its PTOs hold this many steps (about 240 MB)
 CONTEXT_BYTES = 200         # a context of the trace-only sampler: a tuple of two observations in a set
 
 

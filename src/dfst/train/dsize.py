@@ -4,8 +4,10 @@ A learner sees (read, write, move) triples, not states. What the PTOs do say: tw
 the same symbol but write or move differently were taken in different states, so any automaton
 that produces the PTOs has at least as many states as the most outputs seen after one symbol
 (`states_lower_bound`). A run with `d_rule = "data"` starts there and lets the automaton read off
-the trained model decide: when no restart yields an automaton that explains every training PTO,
-the model had too few dimensions to fit them, and training starts over with d grown by
+the trained model decide: when no restart yields an automaton that explains every training PTO, or
+the one kept does not reproduce the expert's PTOs on a few longer operands (`dfst.train.validation`:
+sub10's 225 PTOs at d = 12 read off a 22-state automaton that borrows wrongly past 3 digits), the
+model had too few dimensions to find the algorithm, and training starts over with d grown by
 `GROWTH` (at most `MAX_ROUNDS` sizes); when one does, the fine-tuning phase grows d to the
 automaton's state count if it needs more (`dfst.train.finetune`). Starting small follows Occam:
 with 20 add2 PTOs, d = 16 read off an 11-state automaton that fits them and fails at 10 digits,
@@ -32,7 +34,8 @@ from dfst.train.config import TrainConfig
 
 GROWTH = 1.5
 MAX_ROUNDS = 5
-D_RULES = {"data": "the PTOs' lower bound on the states, grown until an automaton read off explains them",
+D_RULES = {"data": "the PTOs' lower bound on the states, grown until an automaton read off explains them "
+                   "and longer validation PTOs",
            "expert": "the expert's state count (reads its hidden states)"}  # config.CHOICES["d_rule"]
 
 
@@ -60,10 +63,14 @@ def d_sizes(cfg: TrainConfig, task: Task, data: PtoDataset) -> list[int]:
 
 def next_size(cfg: TrainConfig, sizes: list[int], summary: dict) -> int | None:
     """The size to train at next when a finished round's d did not suffice: no automaton that
-    explains every training PTO was read off its kept model (extraction refuses one that does not).
+    explains every training PTO was read off its kept model (extraction refuses one that does not),
+    or the one read off does not reproduce the validation PTOs (`dfst.train.validation`).
     None: it sufficed, it diverged (the learning rate's problem, not d's), the run reads no automaton
     off (`extract` off: nothing says whether d suffices), or no size is left."""
-    if not cfg.extract or summary.get("extracted") is not None or summary.get("stopped_by") == "diverged":
+    if not cfg.extract or summary.get("stopped_by") == "diverged":
+        return None
+    extracted = summary.get("extracted")
+    if extracted is not None and (extracted.get("validation") or {}).get("disagreement") is None:
         return None
     later = [d for d in sizes if d > summary["d"]]
     return later[0] if later else None

@@ -53,6 +53,7 @@ from dfst.train.rundir import (
     RUN_FORMAT,
     STATE_FILE,
     SUMMARY_FILE,
+    VALIDATION_FILE,
     append_metrics,
     prepare_run,
     read_json,
@@ -62,6 +63,7 @@ from dfst.train.rundir import (
     write_run_json,
 )
 from dfst.train.state import load_train_state
+from dfst.train.validation import first_disagreement, max_digits, validation_set
 
 # Learning-rate schedules: pure functions of (step, cfg), step = 0 … iters-1, no warmup.
 SCHEDULES: dict[str, Callable[[int, TrainConfig], float]] = {
@@ -135,6 +137,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
     if data.task != task.name or data.k != len(task.alphabet):
         raise DfstError(f"the training data is for task {data.task} (k={data.k}), not {task.name}")
     sizes = d_sizes(cfg, task, data)
+    validation = validation_set(task, max_digits(data), cfg.seed) if len(sizes) > 1 and cfg.extract else None
     run_info = {"format": RUN_FORMAT, "version": 1, "train": cfg.to_dict(),
                 "command": command if command is not None else shlex.join(sys.argv),
                 "data": {"sha256": dataset_sha256(data), "summary": summarize(data)},
@@ -146,13 +149,13 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
         out = prepare_run(out_dir, run_info, resume=resume)
         finished = read_json(out / SUMMARY_FILE) if resume else None
         summary = finished or _train_loop(cfg, task, out, data, run_info, resume=resume, progress=progress,
-                                          cpu_start=cpu_start, device=torch_device)
+                                          cpu_start=cpu_start, device=torch_device, validation=validation)
         while (grown := next_size(cfg, sizes, summary)) is not None:  # d too small for the PTOs: again
             run_info["model"] = model_info(len(task.alphabet), grown, tried_sizes(summary))
             check_training(task, cfg, memory, grown)
             out = prepare_run(out_dir, run_info, resume=False)  # the smaller size's files go
             summary = _train_loop(cfg, task, out, data, run_info, resume=False, progress=progress,
-                                  cpu_start=cpu_start, device=torch_device)
+                                  cpu_start=cpu_start, device=torch_device, validation=validation)
         if not cfg.finetune or "finetune" in summary or summary["stopped_by"] == "diverged":
             return summary  # nothing to fine-tune, done already, or no finite loss to fine-tune from
         from dfst.train.tuning import finetune_phase
@@ -162,15 +165,16 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
 
 def _train_loop(cfg: TrainConfig, task: Task, out: Path, data: PtoDataset, run_info: dict, *,
                 resume: bool, progress: Callable[[dict], None] | None, cpu_start: float,
-                device: torch.device) -> dict:
+                device: torch.device, validation: PtoDataset | None) -> dict:
     """The loop of `train` in the prepared (and locked) run directory `out`; `task` is `cfg`'s (with
-    its --agent)."""
+    its --agent); `validation`: the PTOs the automaton read off is tested on (`dfst.train.validation`)."""
     k, d = run_info["model"]["k"], run_info["model"]["d"]
-    if not (out / DATA_FILE).exists():
-        from dfst.data import save_dataset
+    for dataset, name in ((data, DATA_FILE), (validation, VALIDATION_FILE)):
+        if dataset is not None and not (out / name).exists():
+            from dfst.data import save_dataset
 
-        save_dataset(data, out / DATA_FILE)
-        record_paths(out, DATA_FILE)  # a kill before this: resume checks it against config.json
+            save_dataset(dataset, out / name)
+            record_paths(out, name)  # a kill before this: resume checks the data against config.json
     with deterministic(cfg.threads):
         model = Population([INITS[cfg.init](DFSTConfig(k, d, task.name), restart_seed(cfg.seed, r))
                             for r in range(cfg.restarts)]).to(device)
@@ -253,7 +257,8 @@ def _train_loop(cfg: TrainConfig, task: Task, out: Path, data: PtoDataset, run_i
                 last_eval = evaluate_model(model.member(chosen), task, cfg, data) | {"restart": chosen}
     return _finish(out, model.member(chosen), cfg, task, run_info, done, loss_value, last_eval,
                    stopped_by or "iters", seconds, resumed_from=start or None,
-                   restarts={"chosen": chosen, "table": restarts}, data=data, cpu_seconds=cpu_seconds)
+                   restarts={"chosen": chosen, "table": restarts}, data=data, cpu_seconds=cpu_seconds,
+                   validation=validation)
 
 
 def forward_pass(model: Population, batch: tuple, noise: torch.Tensor | None, step: int, cfg: TrainConfig,
@@ -294,7 +299,7 @@ ENGINES = {"autograd": autograd_pass, "fused": fused_pass}
 def _finish(out: Path, model: DFST, cfg: TrainConfig, task: Task, run_info: dict, done: int,
             loss: float | None, last_eval: dict | None, stopped_by: str, seconds: float,
             resumed_from: int | None, restarts: dict, data: PtoDataset,
-            cpu_seconds: Callable[[], float]) -> dict:
+            cpu_seconds: Callable[[], float], validation: PtoDataset | None = None) -> dict:
     """Save the kept model (and, with `extract`, its automaton), then summary.json (last: it marks
     the run finished). `cpu_seconds()`: process time of the whole run so far, sampling and
     extraction included, summed over resumed segments."""
@@ -304,11 +309,12 @@ def _finish(out: Path, model: DFST, cfg: TrainConfig, task: Task, run_info: dict
     remove_final_outputs(out)
     save_checkpoint(model, out / MODEL_DIR, provenance, overwrite=True,
                     reference=reference_json(task))
-    extracted = _save_extraction(out, model, task, data) if cfg.extract else None
+    extracted = _save_extraction(out, model, task, data, validation) if cfg.extract else None
     record_paths(out, MODEL_DIR, EXTRACTED_DIR)  # checked once summary.json says the run is finished
     summary = {"task": cfg.task, "out": str(out), "model": str(out / MODEL_DIR), **run_info["model"],
                "samples": run_info["data"]["summary"]["samples"],  # queries: expert runs spent choosing them
-               "queries": run_info["data"]["summary"]["sampling"].get("queries"), "iterations": done,
+               "queries": _queries(run_info["data"]["summary"]["sampling"].get("queries"), validation),
+               "iterations": done,
                "iters": cfg.iters,
                "stopped_by": stopped_by, "final_loss": loss, "seconds": seconds, "cpu_seconds": cpu_seconds(),
                "resumed_from": resumed_from, "eval": last_eval, "metrics": str(out / METRICS_FILE),
@@ -317,8 +323,16 @@ def _finish(out: Path, model: DFST, cfg: TrainConfig, task: Task, run_info: dict
     return summary
 
 
-def _save_extraction(out: Path, model: DFST, task: Task, data: PtoDataset) -> dict | None:
-    """The automaton read off the kept model, compiled to exact weights in out/extracted/."""
+def _queries(sampling: int | None, validation: PtoDataset | None) -> int | None:
+    """The expert runs a run spent choosing its PTOs (None: its sampler does not count them) and
+    testing the automaton read off."""
+    return sampling if validation is None else (sampling or 0) + validation.samples
+
+
+def _save_extraction(out: Path, model: DFST, task: Task, data: PtoDataset,
+                     validation: PtoDataset | None) -> dict | None:
+    """The automaton read off the kept model, compiled to exact weights in out/extracted/, and with
+    `validation`, the first of its PTOs the automaton does not reproduce (None: it reproduces all)."""
     from dfst.extract.saved import save_extraction
 
     found = extract_or_none(model, data, task)
@@ -326,4 +340,6 @@ def _save_extraction(out: Path, model: DFST, task: Task, data: PtoDataset) -> di
         return None
     provenance = {"source": "extract", "run": str(out), "radius": found.radius, "rules": found.pairs}
     save_extraction(found, out / EXTRACTED_DIR, task=task, provenance=provenance, overwrite=True)
-    return {"model": str(out / EXTRACTED_DIR), "states": found.agent.d, "rules": found.pairs}
+    tested = {} if validation is None else {"validation": {
+        "samples": validation.samples, "disagreement": first_disagreement(found.agent, task, validation)}}
+    return {"model": str(out / EXTRACTED_DIR), "states": found.agent.d, "rules": found.pairs, **tested}

@@ -55,7 +55,15 @@ from dfst.io.run_guard import (
 )
 
 # the names that other packages read live with dfst.io.targets (a run directory given on the command line)
-from dfst.io.targets import CONFIG_FILE, DATA_FILE, EXTRACTED_DIR, MODEL_DIR, RUN_FORMAT, SUMMARY_FILE
+from dfst.io.targets import (
+    CONFIG_FILE,
+    DATA_FILE,
+    EXTRACTED_DIR,
+    MODEL_DIR,
+    RUN_FORMAT,
+    SUMMARY_FILE,
+    VALIDATION_FILE,
+)
 from dfst.model.checkpoint import CONFIG_FILE as CHECKPOINT_CONFIG
 from dfst.model.checkpoint import OWN_FILES as CHECKPOINT_OWN
 from dfst.model.checkpoint import WEIGHTS_FILE
@@ -64,7 +72,8 @@ from dfst.train.state import train_state_bytes
 
 METRICS_FILE, STATE_FILE, TRAINED_DIR = "metrics.jsonl", "train_state.safetensors", "trained"
 CHECKPOINT_DIRS = (MODEL_DIR, EXTRACTED_DIR, TRAINED_DIR)
-RUN_FILES = (CONFIG_FILE, DATA_FILE, METRICS_FILE, STATE_FILE, *CHECKPOINT_DIRS, SUMMARY_FILE)
+RUN_FILES = (CONFIG_FILE, DATA_FILE, VALIDATION_FILE, METRICS_FILE, STATE_FILE, *CHECKPOINT_DIRS,
+             SUMMARY_FILE)
 OWN_FILES = (*RUN_FILES, MANIFEST_FILE)  # what a run writes, so what --force may remove
 CHECKPOINT_FILES = (WEIGHTS_FILE, CHECKPOINT_CONFIG, *CHECKPOINT_OWN)  # in model/ and extracted/: the
 # weights, agent.json and what dfst eval writes next to them

@@ -1,0 +1,71 @@
+"""Validation PTOs: the expert's PTOs on operands a little longer than the training data's, which the
+automaton read off a trained model must reproduce for its d to count as enough (`dfst.train.dsize`).
+
+An automaton that explains every training PTO may still be another algorithm: sub10's 225 PTOs of at
+most 3 digits at d = 12 read off a 22-state automaton that borrows correctly along the chains it saw
+and wrongly along longer ones (docs/training.md). A learner may query the expert (an oracle of PTOs,
+as the contexts sampler does), so training tests the automaton against the expert's PTOs on
+VALIDATION_PAIRS random pairs and the task's structured instances at each of the VALIDATION_LENGTHS
+lengths past the training data's: testing as the equivalence oracle, with no state read. These runs
+are counted as queries, and the operands are kept in RUN/validation.pto.zip and held out of every
+test of the run's models as its training pairs are.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dfst.automata import Transducer
+from dfst.data.pto import PtoDataset, dataset_of, record_run
+from dfst.grid.rollout import run_table
+from dfst.grid.world import Outcome
+from dfst.tasks.base import Instance, Task
+
+VALIDATION_LENGTHS = 3    # lengths max_digits + 1 .. max_digits + 3
+VALIDATION_PAIRS = 30     # random pairs at each length, besides the task's structured instances there
+VALIDATION_STREAM = 11    # their random stream: [seed, VALIDATION_STREAM]
+
+
+def validation_set(task: Task, max_digits: int, seed: int) -> PtoDataset:
+    """The expert's PTOs on the structured instances of each length past `max_digits` (those as long
+    as it) and VALIDATION_PAIRS random pairs there (module docstring)."""
+    rng = np.random.default_rng([seed, VALIDATION_STREAM])
+    lengths = range(max_digits + 1, max_digits + 1 + VALIDATION_LENGTHS)
+    instances = [inst for n in lengths for inst in task.hard_instances(n)
+                 if max(len(inst.a), len(inst.b)) == n]  # a hard set's short instances are within reach
+    instances += [task.random_instance(rng, n, n) for n in lengths for _ in range(VALIDATION_PAIRS)]
+    unique = list({(inst.a, inst.b): inst for inst in instances}.values())
+    sampling = {"rule": "validation", "min_digits": lengths[0], "max_digits": lengths[-1],
+                "queries": len(unique)}
+    return oracle_dataset(task, unique, seed, sampling)
+
+
+def oracle_dataset(task: Task, instances: list[Instance], seed: int, sampling: dict) -> PtoDataset:
+    """The expert's PTOs on `instances`, recorded as the samplers record theirs: the expert is run and
+    its PTOs are all that comes back (the dataset's reference fields are the recorder's, as in
+    every PTO file)."""
+    return dataset_of(task, instances, [record_run(task, inst) for inst in instances], seed, sampling)
+
+
+def max_digits(data: PtoDataset) -> int:
+    """The longest operand of a dataset's instances."""
+    return max((len(x) for pair in data.operands for x in pair), default=1)
+
+
+def first_disagreement(agent: Transducer, task: Task, validation: PtoDataset) -> dict | None:
+    """The first validation instance on which `agent` (an automaton read off) does not produce the
+    expert's PTO, as {"a", "b", "steps"} (`steps`: how far they agree); None when it reproduces all."""
+    for index, (a, b) in enumerate(validation.operands):
+        expected = validation.trace(index)
+        run = run_table(agent, task.layout(Instance(a, b, "validation")), len(expected), record=True)
+        agree = _agreeing_steps(run.trace, expected)
+        if run.outcome != Outcome.HALTED or agree < len(expected) or len(run.trace) != len(expected):
+            return {"a": a, "b": b, "steps": agree}
+    return None
+
+
+def _agreeing_steps(trace: np.ndarray, expected: np.ndarray) -> int:
+    """How many first steps of two PTOs ((T, 3) arrays) are equal."""
+    n = min(len(trace), len(expected))
+    differ = np.flatnonzero((trace[:n] != expected[:n]).any(axis=1))
+    return int(differ[0]) if len(differ) else n
