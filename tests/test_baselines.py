@@ -14,6 +14,7 @@ from dfst.baselines import lstm, rpni
 from dfst.baselines.common import evaluate_predictor, length_ladder
 from dfst.baselines.results import MARK_END, MARK_START, replace_block, save_result
 from dfst.data import record_dataset
+from dfst.errors import DfstError
 from dfst.extract import extract
 from dfst.grid.rollout import rollout
 from dfst.results import Result
@@ -245,3 +246,18 @@ def test_rpni_can_learn_from_the_dfsts_trace_only_samples():
     assert len(traces) == ds.samples == 20 and all((t == ds.trace(i)).all() for i, t in enumerate(traces))
     config = {"samples": 20, "sampler": "contexts", "eval_digits": "10", "random": 2}
     assert rpni.run(ADD2, seed=0, config=config, progress=False).system == "RPNI (contexts sampler)"
+
+
+def test_edsm_learns_from_the_same_ptos_and_is_named_with_its_sampler():
+    """EDSM (AALpy's evidence-driven merging) on the PTOs RPNI would get: enough of them give an
+    automaton robust at 200 digits, one PTO does not, and the result names the learner and sampler."""
+    from dfst.baselines import edsm
+
+    for samples, robust in ((160, True), (1, False)):
+        agent = extract(None, record_dataset(ADD2, samples, 3, seed=0), "edsm", agent=ADD2.agent).agent
+        assert (rpni.evaluate_agent(ADD2, agent, (10, 200), random=10)["robust_max_digits"] == 200) == robust
+    config = {"samples": 20, "sampler": "contexts", "eval_digits": "10", "random": 2}
+    result = edsm.run(ADD2, seed=0, config=config, progress=False)
+    assert result.system == "EDSM (contexts sampler)" and result.config["learner"] == "edsm"
+    with pytest.raises(DfstError, match="unknown learner"):
+        rpni.run(ADD2, seed=0, config=config | {"learner": "lstar"}, progress=False)

@@ -20,6 +20,7 @@ from dfst.errors import DfstError
 
 BASELINES: dict[str, str] = {
     "rpni": "dfst.baselines.rpni",
+    "edsm": "dfst.baselines.edsm",
     "lstm": "dfst.baselines.lstm",
     "neural-gpu": "dfst.baselines.neural_gpu",
     "ntm": "dfst.baselines.ntm",

@@ -36,10 +36,14 @@ DEFAULTS: dict = {
     "bisect": True,                    # then bisect between the last failing and first robust count
     "max_digits": 3,                   # operand lengths in the training PTOs (as the DFST's data)
     "sampler": "uniform",              # one of dfst.data.SAMPLERS: uniform, contexts, cover, pairs
+    "learner": "rpni",                 # or "edsm" (`dfst baseline edsm`)
     "search_digits": 1000,             # a count is enough when its automaton is robust here
     "eval_digits": "10,100,1000,10000,100000",
     "random": 10,                      # random pairs per length, as dfst eval
 }
+
+
+LEARNERS = ("rpni", "edsm")
 
 
 def record_traces(task: Task, samples: int, max_digits: int, seed: int, sampler: str) -> list[np.ndarray]:
@@ -71,7 +75,8 @@ def learn(task: Task, samples: int, config: dict, seed: int) -> tuple[Transducer
     """The automaton RPNI learns from `samples` PTOs (`dfst.extract`'s rpni method), and the number
     of steps they hold."""
     traces = record_traces(task, samples, config["max_digits"], seed, config["sampler"])
-    found = extract(None, traces, "rpni", agent=task.agent, name=f"rpni-{task.name}")
+    learner = config["learner"]
+    found = extract(None, traces, learner, agent=task.agent, name=f"{learner}-{task.name}")
     return found.agent, sum(len(t) for t in traces)
 
 
@@ -113,6 +118,8 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Baseli
     config = {**DEFAULTS, **config}
     if config["sampler"] not in SAMPLERS:
         raise DfstError(f"unknown sampler {config['sampler']!r} (known: {', '.join(SAMPLERS)})")
+    if config["learner"] not in LEARNERS:
+        raise DfstError(f"unknown learner {config['learner']!r} (known: {', '.join(LEARNERS)})")
     start = time.perf_counter()
     tried, needed = [], None
     if config["samples"] > 0:
@@ -128,7 +135,7 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Baseli
         notes += (f"; the fewest found robust at {config['search_digits']} digits" if needed else
                   f"; no count on the ladder was robust at {config['search_digits']} digits")
     return BaselineResult(
-        system="RPNI" if config["sampler"] == "uniform" else f"RPNI ({config['sampler']} sampler)",
+        system=system_name(config),
         task=task.name, seed=seed, samples=None if tried and needed is None else count, params=0,
         max_train_digits=config["max_digits"], robust_lg=report["robust_max_digits"],
         probabilistic_lg=report["probabilistic_max_digits"], train_seconds=round(seconds, 3),
@@ -141,13 +148,19 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Baseli
                  **({"samples_cap": count} if tried and needed is None else {})})
 
 
+def system_name(config: dict) -> str:
+    """"RPNI" or "EDSM", with the sampler named where it is not the uniform one."""
+    learner = config["learner"].upper()
+    return learner if config["sampler"] == "uniform" else f"{learner} ({config['sampler']} sampler)"
+
+
 def _reporter(progress: bool, task: Task) -> Callable[[int], None] | None:
     if not progress:
         return None
     from rich.console import Console
 
     console = Console(stderr=True)
-    return lambda count: console.print(f"rpni {task.name}: learning from {count} PTOs")
+    return lambda count: console.print(f"{task.name}: learning from {count} PTOs")
 
 
 def _ints(text: str, key: str) -> tuple[int, ...]:

@@ -11,6 +11,7 @@ a `dfst.data.PtoDataset` or a list of (T, 3) arrays of (read, write, move). The 
   cluster   the same states clustered at the largest conflict-free radius, never merged.
   lockstep  the DFST run closed loop in step with an agent (the task's expert), minimised; no PTOs.
   rpni      RPNI on the PTOs alone, the model unused: the classical learner of the RPNI baseline.
+  edsm      the same with evidence-driven state merging (the EDSM baseline's learner).
 
 A method is a function (weights or None, traces, reference agent, **options) -> Extraction, where
 the reference agent gives the alphabet and blank (and, for lockstep, the rules to follow);
@@ -29,13 +30,13 @@ from dfst.extract.cluster import extract_clustered
 from dfst.extract.lockstep import extract_lockstep
 from dfst.extract.merge import extract_merged
 from dfst.extract.result import Extraction
-from dfst.extract.rpni import extract_rpni
+from dfst.extract.rpni import extract_edsm, extract_rpni
 
 Method = Callable[..., Extraction]
 METHODS: dict[str, Method] = {"merge": extract_merged, "cluster": extract_clustered,
-                              "lockstep": extract_lockstep, "rpni": extract_rpni}
+                              "lockstep": extract_lockstep, "rpni": extract_rpni, "edsm": extract_edsm}
 NEEDS_MODEL = {"merge", "cluster", "lockstep"}
-NEEDS_PTOS = {"merge", "cluster", "rpni"}
+NEEDS_PTOS = {"merge", "cluster", "rpni", "edsm"}
 DEFAULT_METHOD = "merge"
 __all__ = ["DEFAULT_METHOD", "METHODS", "Extraction", "extract", "register_method"]
 

@@ -1,6 +1,9 @@
-"""The `rpni` method: passive automaton learning (AALpy's RPNI) from the PTOs alone.
+"""The `rpni` and `edsm` methods: passive automaton learning (AALpy's RPNI, or its evidence-driven
+state merging) from the PTOs alone.
 
-The model is not used: this is the classical automaton learner that the RPNI baseline scores. A
+The model is not used: these are the classical automaton learners that the RPNI and EDSM baselines
+score. RPNI merges the first compatible pair of states in a fixed order; EDSM the pair whose
+merge the most data agree with. A
 PTO gives a Mealy machine's data (input: the symbol read; output: (written symbol, move)); RPNI
 merges the states of the prefix-tree acceptor while the data allow it. The machine becomes a
 `Transducer` whose every S rule enters the final state `halt`, as the automata schema requires.
@@ -18,25 +21,32 @@ from dfst.extract.result import FINAL, Extraction
 
 
 def extract_rpni(weights: Sequence[np.ndarray] | None, traces: Sequence[np.ndarray], reference: Transducer, *,
-                 name: str = "rpni") -> Extraction:
-    """The automaton RPNI learns from the traces, over the reference agent's alphabet."""
-    machine = learn_mealy(traces)
+                 name: str = "rpni", learner: str = "rpni") -> Extraction:
+    """The automaton RPNI (or EDSM) learns from the traces, over the reference agent's alphabet."""
+    machine = learn_mealy(traces, learner)
     agent = mealy_to_transducer(machine, reference.alphabet, reference.blank, name)
-    return Extraction(agent, None, len(machine.states), len(agent.rules), "rpni")
+    return Extraction(agent, None, len(machine.states), len(agent.rules), learner)
 
 
-def learn_mealy(traces: Sequence[np.ndarray]):
-    """AALpy's RPNI (GSM variant) on the traces; Mealy data must be prefix-closed, so every prefix
-    of every trace is one example labelled with the output of its last step."""
-    from aalpy.learning_algs import run_RPNI
+def extract_edsm(weights: Sequence[np.ndarray] | None, traces: Sequence[np.ndarray], reference: Transducer, *,
+                 name: str = "edsm") -> Extraction:
+    """The automaton EDSM learns from the traces (`extract_rpni` with the other learner)."""
+    return extract_rpni(weights, traces, reference, name=name, learner="edsm")
+
+
+def learn_mealy(traces: Sequence[np.ndarray], learner: str = "rpni"):
+    """AALpy's RPNI (GSM variant) or EDSM on the traces; Mealy data must be prefix-closed, so every
+    prefix of every trace is one example labelled with the output of its last step."""
+    from aalpy.learning_algs import run_EDSM, run_RPNI
 
     data = []
     for trace in traces:
         reads = tuple(int(x) for x in trace[:, 0])
         data += [(reads[: t + 1], (int(w), int(m))) for t, (w, m) in enumerate(trace[:, 1:])]
-    model = run_RPNI(data, automaton_type="mealy", print_info=False)
+    run = {"rpni": run_RPNI, "edsm": run_EDSM}[learner]
+    model = run(data, automaton_type="mealy", print_info=False)
     if model is None:  # only if the expert were not deterministic
-        raise DfstError("RPNI found the PTOs non-deterministic")
+        raise DfstError(f"{learner.upper()} found the PTOs non-deterministic")
     return model
 
 
