@@ -308,8 +308,8 @@ def test_reproduce_never_replaces_a_file_it_did_not_write(capsys, tmp_path):
     assert (tmp_path / "S" / "add2-s0.json").read_text() == '{"mine": true}'
 
 
-README_PLAN = ("add2,add10,mult2,mult10:3,sub2:0-0,sub10:0-0,compare2:0-0,compare10:0-0,"
-               "mult10x1:0-0,div10x1:3,parity2:0-0,reverse2:0-0,sort2:0-0,dyck:0-0")  # run with the phase
+README_PLAN = ("add2,add10,mult2,mult10:3,sub2:3,sub10:3,compare2:3,compare10:3,"
+               "mult10x1:3,div10x1:3,parity2:3,reverse2:3,sort2:3,dyck:3")  # run with the phase
 
 
 def test_the_committed_results_are_reused_without_training(tmp_path, monkeypatch):

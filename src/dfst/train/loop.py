@@ -312,7 +312,8 @@ def _finish(out: Path, model: DFST, cfg: TrainConfig, task: Task, run_info: dict
     extracted = _save_extraction(out, model, task, data, validation) if cfg.extract else None
     record_paths(out, MODEL_DIR, EXTRACTED_DIR)  # checked once summary.json says the run is finished
     summary = {"task": cfg.task, "out": str(out), "model": str(out / MODEL_DIR), **run_info["model"],
-               "samples": run_info["data"]["summary"]["samples"],  # queries: expert runs spent choosing them
+               "samples": run_info["data"]["summary"]["samples"],  # queries: expert runs spent choosing
+               # them (the sampler's) and testing the automaton read off (the validation PTOs)
                "queries": _queries(run_info["data"]["summary"]["sampling"].get("queries"), validation),
                "iterations": done,
                "iters": cfg.iters,
