@@ -111,7 +111,9 @@ def test_the_reproducing_command_names_every_field_as_before():
         later = {"--finetune" if cfg.finetune else "--no-finetune": True, "--finetune-adam": "0",
                  "--finetune-plain": "0", "--finetune-lbfgs": "0", "--finetune-damping": "1.0",
                  "--finetune-centres": "3000", "--finetune-margin": "0.5",
-                 "--finetune-frozen": "1000" if "'mult10'" in name and recipe else "0",
+                 # mult10's frozen phase, and add10's since d comes from the PTOs
+                 "--finetune-frozen": "1000" if recipe and ("'mult10'" in name or "'add10'" in name)
+                 else "0",
                  "--engine": "fused",  # the default engine since it replaced autograd's
                  "--d-rule": cfg.d_rule}  # d from the PTOs since, the expert's count in the published recipe
         # the recipe values changed since: the iterations of mult2 and mult10 (8,000 -> 4,000 with
