@@ -157,7 +157,8 @@ def test_configure_starts_from_the_tasks_recipe(monkeypatch):
     mult2 = {"samples": 750, "max_digits": 5, "batch": 64, "bucket": True, "noise": 0.01, "restarts": 4,
              "finetune": True}
     assert recipe_fields("mult2") == mult2 and recipe_fields("add2") == {"finetune": True}
-    assert recipe_fields("add10") == {"samples": 225, "restarts": 8, "finetune": True, "finetune_frozen": 1000}
+    assert recipe_fields("add10") == {"samples": 225, "restarts": 8, "finetune": True,
+                                      "finetune_frozen": 1000}
     assert recipe_fields("mult10") == {k: v for k, v in mult2.items() if k != "max_digits"} | {
         "samples": 400, "finetune_frozen": 1000}
     cfg, set_by = configure("mult2", {"samples": 10, "iters": 3, "noise": 0.5}, {"samples"})
