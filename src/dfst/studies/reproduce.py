@@ -19,7 +19,8 @@ from dfst.io.limits import check_work
 from dfst.io.outputs import rewrite_between
 from dfst.io.run_guard import run_lock
 from dfst.results import Result
-from dfst.results.certified import certified_counts, certified_text
+from dfst.results.certified import certified_text
+from dfst.results.over_seeds import over_seeds
 from dfst.studies.seeds import DEFAULT_TIME_BUDGET, reproduce_seed
 from dfst.train.recipes import RECIPES, TARGET_DIGITS
 
@@ -137,14 +138,8 @@ def summary_rows(results: list[Result]) -> list[dict]:
             "max_train_digits": runs[0].max_train_digits, "d": runs[0].details["d"],
             "d_range": [min(r.details["d"] for r in runs), max(r.details["d"] for r in runs)],
             "d_grown": grown_d(runs),
-            "params": runs[0].params, "target_digits": target,
-            "successes": sum(r.robust_lg >= target for r in runs),
-            "robust_lg_median": statistics.median(r.robust_lg for r in runs),
-            "robust_lg_min": min(r.robust_lg for r in runs),
-            "probabilistic_lg_median": statistics.median(r.probabilistic_lg for r in runs),
+            "params": runs[0].params, **over_seeds(runs, target),
             "first_failing_min": min(failing) if failing else None,
-            "certified": certified_counts(runs),
-            "cpu_seconds_median": round(statistics.median(r.train_seconds for r in runs), 1),
             "cpu_seconds_max": round(max(r.train_seconds for r in runs), 1),
         })
     return rows

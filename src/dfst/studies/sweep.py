@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import statistics
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,7 +36,8 @@ from dfst.io.limits import check_work, default_max_memory
 from dfst.io.outputs import check_output_file, make_directory, write_json
 from dfst.io.run_guard import run_lock
 from dfst.results import Result
-from dfst.results.certified import certified_counts, certified_text
+from dfst.results.certified import certified_text
+from dfst.results.over_seeds import over_seeds
 from dfst.results.store import CELL_FILE
 from dfst.studies.cells import Cell, run_all
 from dfst.studies.executors import Outcome, Update
@@ -195,16 +195,8 @@ def sweep_rows(cells: list[Cell], outcomes: list[Outcome]) -> list[dict]:
             groups.setdefault((*point, result.system), []).append(result)
     rows = []
     for (task, point, system), runs in groups.items():
-        target = TARGET_DIGITS[task]
-        rows.append({
-            "task": task, "options": dict(point), "system": system, "seeds": len(runs),
-            "failed": failed[(task, point)], "target_digits": target,
-            "successes": sum(r.robust_lg >= target for r in runs),
-            "robust_lg_median": statistics.median(r.robust_lg for r in runs),
-            "robust_lg_min": min(r.robust_lg for r in runs),
-            "probabilistic_lg_median": statistics.median(r.probabilistic_lg for r in runs),
-            "certified": certified_counts(runs),
-            "cpu_seconds_median": round(statistics.median(r.train_seconds for r in runs), 1)})
+        rows.append({"task": task, "options": dict(point), "system": system, "seeds": len(runs),
+                     "failed": failed[(task, point)], **over_seeds(runs, TARGET_DIGITS[task])})
     return rows
 
 
