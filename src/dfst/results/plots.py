@@ -44,12 +44,8 @@ def plot_training_runs(series: dict[str, list[dict]], path: str | Path) -> Path:
     fraction of instances exact at the shortest evaluation length."""
     fig, (ax_loss, ax_lg, ax_exact) = plt.subplots(1, 3, figsize=(14, 4), dpi=110)
     for name, records in series.items():
-        logged = [r for r in records if "loss" in r and r["loss"] == r["loss"]]
-        line, = ax_loss.plot([r["iteration"] for r in logged], [r["loss"] for r in logged], label=name, lw=1)
-        evals = [r for r in records if "eval" in r]
+        line, evals = draw_training_run(ax_loss, ax_lg, name, records)
         steps = [r["iteration"] for r in evals]
-        ax_lg.plot(steps, [max(1, r["eval"]["robust_max_digits"]) for r in evals], "o-", lw=1, ms=3,
-                   color=line.get_color())
         read_off = [(r["iteration"], r["eval"]["extracted"]) for r in evals if r["eval"].get("extracted")]
         ax_lg.plot([i for i, _ in read_off], [max(1, e["robust_max_digits"]) for _, e in read_off], "s--",
                    lw=1, ms=3, color=line.get_color(), alpha=0.7)
@@ -67,6 +63,18 @@ def plot_training_runs(series: dict[str, list[dict]], path: str | Path) -> Path:
     ax_exact.legend(fontsize=6, loc="upper left")
     fig.tight_layout()
     return save_figure(fig, Path(path))
+
+
+def draw_training_run(ax_loss, ax_lg, label: str, records: list[dict]) -> tuple:
+    """One run's metrics.jsonl records against iterations: the loss (NaN left out) on `ax_loss`, the
+    weights' closed-loop robust length (0 drawn at 1) on `ax_lg` in the same colour; returns the loss
+    line and the evaluated records. `dfst plot` and the HTML report draw a run so."""
+    logged = [r for r in records if "loss" in r and r["loss"] == r["loss"]]
+    line, = ax_loss.plot([r["iteration"] for r in logged], [r["loss"] for r in logged], label=label, lw=1)
+    evals = [r for r in records if "eval" in r]
+    ax_lg.plot([r["iteration"] for r in evals], [max(1, r["eval"]["robust_max_digits"]) for r in evals], "o-",
+               lw=1, ms=3, color=line.get_color())
+    return line, evals
 
 
 def save_figure(fig, path: Path) -> Path:

@@ -17,6 +17,7 @@ matplotlib.use("Agg")  # files only, no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
 from dfst.results import Result  # noqa: E402
+from dfst.results.plots import draw_training_run  # noqa: E402
 
 # Text stays text (a much smaller file than glyph paths), and the ids and date are fixed, so the
 # same results give the same page.
@@ -52,12 +53,7 @@ def training_figure(task: str, runs: dict[int, list[dict]]) -> str | None:
     with plt.rc_context(SVG_STYLE):
         fig, (ax_loss, ax_lg) = plt.subplots(1, 2, figsize=(8.4, 3.0), dpi=100)
         for seed, records in runs.items():
-            logged = [r for r in records if "loss" in r and r["loss"] == r["loss"]]  # NaN is not drawn
-            line, = ax_loss.plot([r["iteration"] for r in logged], [r["loss"] for r in logged], lw=1,
-                                 label=f"seed {seed}")
-            evals = [r for r in records if "eval" in r]
-            robust = [max(1, r["eval"]["robust_max_digits"]) for r in evals]
-            ax_lg.plot([r["iteration"] for r in evals], robust, "o-", lw=1, ms=3, color=line.get_color())
+            draw_training_run(ax_loss, ax_lg, f"seed {seed}", records)
         ax_loss.set(yscale="log", xlabel="iteration", ylabel="training loss", title=f"{task}: training")
         ax_lg.set(yscale="log", xlabel="iteration", ylabel="robust to N digits (1 = none)",
                   title="closed-loop evaluation during training")
