@@ -5,7 +5,7 @@ The expert is used as an oracle of PTOs: it is run on candidate operands (the ta
 instances up to the training length, random pairs, random pairs with leading zeros: the pool of
 `dfst.data.coverage.candidate_instances`), and each run's PTO is all that is looked at. The pool
 grows by further batches of random pairs while each shows a pair of consecutive observations not
-seen before (`candidate_pool`): the base-2 tasks stop at one batch, the base-10 ones take 3-16,
+seen before (`grown_pool`): the base-2 tasks stop at one batch, the base-10 ones take 3-16,
 since a rare combination (sub10's borrow into a 0 over a 2) shows in a few of 25,000 runs. A PTO's
 *contexts* are its (read, write, move) n-grams of n consecutive steps (the first ones padded, so the
 start is a context too); the instances are picked greedily, each the one whose PTO shows the most
@@ -81,8 +81,8 @@ def greedy_cover(shown_by: list[set], samples: int) -> list[int]:
     return chosen
 
 
-def candidate_pool(task: Task, max_digits: int, rng: np.random.Generator,
-                   seed: int) -> tuple[list[Instance], list[np.ndarray], int]:
+def grown_pool(task: Task, max_digits: int, rng: np.random.Generator,
+               seed: int) -> tuple[list[Instance], list[np.ndarray], int]:
     """(instances, their PTOs, the expert runs spent): the first batch of candidates from `rng`, then
     further batches of random pairs, each from its own stream, for as long as a batch shows a pair of
     consecutive observations that no batch before it showed (at most POOL_BATCHES batches kept, none
@@ -113,7 +113,7 @@ def context_cover_dataset(task: Task, samples: int, max_digits: int, seed: int) 
     """`samples` PTOs of at most max_digits digits: a cover of the contexts the pool's PTOs show, then
     random pairs (module docstring)."""
     rng = np.random.default_rng(seed)
-    pool, traces, queries = candidate_pool(task, max_digits, rng, seed)
+    pool, traces, queries = grown_pool(task, max_digits, rng, seed)
     picked, n = context_cover(traces, samples)
     instances, kept = [pool[i] for i in picked], [traces[i] for i in picked]
     while len(instances) < samples:

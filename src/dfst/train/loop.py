@@ -63,7 +63,7 @@ from dfst.train.rundir import (
     write_run_json,
 )
 from dfst.train.state import load_train_state
-from dfst.train.validation import first_disagreement, max_digits, validation_set
+from dfst.train.validation import first_disagreement, validation_set
 
 # Learning-rate schedules: pure functions of (step, cfg), step = 0 … iters-1, no warmup.
 SCHEDULES: dict[str, Callable[[int, TrainConfig], float]] = {
@@ -137,12 +137,13 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
     if data.task != task.name or data.k != len(task.alphabet):
         raise DfstError(f"the training data is for task {data.task} (k={data.k}), not {task.name}")
     sizes = d_sizes(cfg, task, data)
-    validation = validation_set(task, max_digits(data), cfg.seed) if len(sizes) > 1 and cfg.extract else None
     run_info = {"format": RUN_FORMAT, "version": 1, "train": cfg.to_dict(),
                 "command": command if command is not None else shlex.join(sys.argv),
                 "data": {"sha256": dataset_sha256(data), "summary": summarize(data)},
                 "model": model_info(len(task.alphabet), sizes[0], []),
                 "dfst_version": __version__, "torch_version": torch.__version__}
+    longest = run_info["data"]["summary"]["digits_max"]  # the validation PTOs start one digit past it
+    validation = validation_set(task, longest, cfg.seed) if len(sizes) > 1 and cfg.extract else None
     with run_lock(out_dir, run_info["command"]):  # one writer per run directory
         run_info["model"] = resumed_model(Path(out_dir), run_info, sizes) if resume else run_info["model"]
         check_training(task, cfg, memory, run_info["model"]["d"])

@@ -47,11 +47,6 @@ def oracle_dataset(task: Task, instances: list[Instance], seed: int, sampling: d
     return dataset_of(task, instances, [record_run(task, inst) for inst in instances], seed, sampling)
 
 
-def max_digits(data: PtoDataset) -> int:
-    """The longest operand of a dataset's instances."""
-    return max((len(x) for pair in data.operands for x in pair), default=1)
-
-
 def first_disagreement(agent: Transducer, task: Task, validation: PtoDataset) -> dict | None:
     """The first validation instance on which `agent` (an automaton read off) does not produce the
     expert's PTO, as {"a", "b", "steps"} (`steps`: how far they agree); None when it reproduces all."""
@@ -59,7 +54,7 @@ def first_disagreement(agent: Transducer, task: Task, validation: PtoDataset) ->
         expected = validation.trace(index)
         run = run_table(agent, task.layout(Instance(a, b, "validation")), len(expected), record=True)
         agree = _agreeing_steps(run.trace, expected)
-        if run.outcome != Outcome.HALTED or agree < len(expected) or len(run.trace) != len(expected):
+        if run.outcome != Outcome.HALTED or agree < len(expected):  # at most len(expected) steps run
             return {"a": a, "b": b, "steps": agree}
     return None
 
