@@ -18,6 +18,7 @@ import dfst.train
 from cli_helpers import assert_one_line_error, run
 from dfst.io.limits import WORK_CAPS
 from dfst.tasks import TASKS
+from dfst.tasks.budget import RECORD_BYTES
 from dfst.train.budget import estimate_training
 from dfst.train.recipes import RECIPES
 
@@ -112,6 +113,19 @@ def test_the_training_estimate_grows_with_digits_d_and_restarts():
         assert estimate_training(task, replace(cfg, **change)).bytes > base, change
     wide = estimate_training(task, replace(cfg, d=1000))
     assert wide.parts["weights"] >= 16 * 4 * 3 * 1000 * 1000  # A alone is k·d·d floats per restart
+
+
+@pytest.mark.parametrize("name", ["add2", "div10x1", "sort2"])
+def test_the_training_estimate_holds_the_validation_ptos_when_d_comes_from_the_data(name):
+    from dfst.train.validation import validation_set
+
+    task, cfg = TASKS[name], RECIPES[name]
+    held = estimate_training(task, cfg).parts["validation"]
+    recorded = validation_set(task, cfg.max_digits, seed=0)
+    assert 0 < RECORD_BYTES * len(recorded.reads) <= held  # a bound on what training records
+    assert estimate_training(task, replace(cfg, d=9)).parts["validation"] == 0  # d given: none recorded
+    longer = estimate_training(task, replace(cfg, max_digits=cfg.max_digits * 100)).parts["validation"]
+    assert longer > 10 * held  # a user's long --data makes long validation PTOs
 
 
 @pytest.mark.parametrize("name", sorted(RECIPES))

@@ -174,3 +174,42 @@ def test_a_reproduce_command_is_planned_before_any_training(tmp_path):
     with_agent = plan_reproduce("add2:1", agent_file=agent)
     assert [t.name for t in with_agent.agent_tasks] == ["add2"]
     assert with_agent.overrides["agent"] == str(agent)
+
+
+def test_every_dfst_seed_short_of_its_target_is_listed_with_its_first_failing_instance():
+    from dfst.studies.reproduce import markdown, summary_rows
+
+    failing_level = {"digits": 100, "robust": False, "failures": [
+        {"name": "carry_chain", "digits_a": 100, "digits_b": 1, "verdict": "wrong_answer"},
+        {"name": "max_plus_max", "digits_a": 100, "digits_b": 100, "verdict": "wrong_answer"}]}
+    results = [replace(_result(None), seed=seed, robust_lg=lg, levels=levels) for seed, lg, levels in (
+        (0, TARGET_DIGITS["add2"], [{"digits": 10, "robust": True}]),
+        (1, 10, [{"digits": 10, "robust": True}, failing_level]),
+        (2, 1000, [{"digits": 1000, "robust": True}]))]  # testing stopped short: no level failed
+    for r, stop in zip(results, ("max_digits", "failure", "time_budget")):
+        r.details.update(d=6, first_failing_digits=0, stopped_by=stop)
+    before = [replace(r, system="DFST (before fine-tuning)") for r in results]  # never listed
+    rows = summary_rows(results + before)
+    assert [f["seed"] for f in rows[0]["failures"]] == [1, 2] and rows[1]["failures"] == []
+    text = markdown(rows)
+    assert "- add2 seed 1 (DFST): fails at 100 digits on carry_chain (100 x 1 digits): wrong_answer" in text
+    assert "- add2 seed 2 (DFST): testing stopped before the target (time_budget)" in text
+    assert "2 seeds not robust at the target" in text and "seed 0" not in text
+
+
+def test_a_named_block_is_rewritten_and_the_readme_block_left_alone(capsys, tmp_path):
+    from dfst.studies.reproduce import MARK_START, summary_rows, write_readme
+
+    page = tmp_path / "tables.md"
+    page.write_text(f"{MARK_START}\nold\n<!-- reproduce:end -->\n<!-- reproduce:fresh:start -->\nold\n"
+                    "<!-- reproduce:fresh:end -->\n")
+    result = replace(_result(None), robust_lg=TARGET_DIGITS["add2"])
+    result.details.update(d=6, first_failing_digits=0)
+    write_readme(page, summary_rows([result]), "fresh")
+    first, second = page.read_text().split("<!-- reproduce:fresh:start -->")
+    assert "old" in first and "old" not in second and "| add2 | DFST | 1 |" in second
+    for argv, fragment in ((("--block", "fresh"), "--block names a block"),
+                           (("--block", "a b", "--readme", page), "--block 'a b'")):
+        code, _, err = run(capsys, "reproduce", *argv, "--runs", tmp_path / "r", "--results", tmp_path / "s")
+        assert_one_line_error(code, err, fragment)
+    assert not (tmp_path / "r").exists() and not (tmp_path / "s").exists()

@@ -25,6 +25,7 @@ from dfst.cli.app import (
     print_json,
     show_rows,
 )
+from dfst.errors import DfstError
 
 
 def __getattr__(name: str):
@@ -82,6 +83,8 @@ def reproduce_command(
                                  "step (the tables before fine-tuning); default plain h."),
     time_budget: float = typer.Option(300.0, "--time-budget", help="Evaluation seconds per model."),
     readme: Path = typer.Option(None, "--readme", help="Rewrite this README's reproduce block."),
+    block: str = typer.Option(None, "--block", help="With --readme: rewrite the block marked "
+                              "<!-- reproduce:NAME:start --> ... <!-- reproduce:NAME:end --> instead."),
     rerun: bool = typer.Option(False, "--rerun", help="Train and evaluate again a seed whose stored result "
                                "or run was made with other settings (replacing dfst's own files)."),
     accept_stored: bool = typer.Option(False, "--accept-stored", help="Use stored results made with other "
@@ -108,6 +111,10 @@ def reproduce_command(
     from dfst.io.locks import command_line
     from dfst.studies import reproduce as lib
 
+    if block is not None:  # refused before any work
+        if readme is None:
+            raise DfstError("--block names a block of the --readme file: give --readme too")
+        lib.block_marks(block)
     plan = lib.plan_reproduce(tasks, seeds, first_seed, iters=iters, restarts=restarts, finetune=finetune,
                               time_budget=time_budget, agent_file=agent_file, rerun=rerun,
                               accept_stored=accept_stored)
@@ -131,7 +138,7 @@ def reproduce_command(
                              executor=executor, address=address, workers=workers,
                              on_cells=None if executor == "serial" else show, on_failure=failed.append)
     if readme is not None:
-        lib.write_readme(readme, rows)
+        lib.write_readme(readme, rows, block)
     if as_json:
         return print_json(rows)
     show_rows([lib.display(r) for r in rows], lib.COLUMNS, "dfst reproduce", markdown=markdown, as_csv=as_csv,

@@ -141,8 +141,21 @@ def summary_rows(results: list[Result]) -> list[dict]:
             "params": runs[0].params, **over_seeds(runs, target),
             "first_failing_min": min(failing) if failing else None,
             "cpu_seconds_max": round(max(r.train_seconds for r in runs), 1),
+            "failures": [first_failure(r) for r in runs if r.robust_lg < target] if system.startswith("DFST")
+            and not system.startswith("DFST (") else [],
         })
     return rows
+
+
+def first_failure(result: Result) -> dict:
+    """Where a seed that is not robust at its target first went wrong: the seed, the first level that
+    failed and its first failing instance (hard-set name, operand lengths, verdict), or why testing
+    stopped short of the target where no level failed (a time or memory budget)."""
+    level = next((lv for lv in result.levels if not lv.get("robust", True)), None)
+    failures = (level or {}).get("failures") or [{}]
+    where = {"seed": result.seed, "stopped_by": result.details.get("stopped_by"),
+             "digits": None if level is None else level["digits"]}
+    return where | {key: failures[0].get(key) for key in ("name", "digits_a", "digits_b", "verdict")}
 
 
 # ----------------------------------------------------------------------------- the command's pieces
@@ -259,12 +272,37 @@ def _d_text(row: dict) -> str:
 
 
 def markdown(rows: list[dict]) -> str:
-    """The summary rows as the Markdown table of README's reproduce block."""
+    """The summary rows as the Markdown table of README's reproduce block, then every DFST seed not
+    robust at its target with its first failing instance."""
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(str(display(r)[c]) for c in COLUMNS) + " |" for r in rows]
+    failures = [f"- {r['task']} seed {f['seed']} ({r['system']}): {failure_text(f)}"
+                for r in rows for f in r.get("failures", [])]
+    if failures:
+        count = "One seed" if len(failures) == 1 else f"{len(failures)} seeds"
+        lines += ["", f"{count} not robust at the target, each with its first failing instance:", ""]
+        lines += failures
     return "\n".join(lines) + "\n"
 
 
-def write_readme(path: Path, rows: list[dict]) -> None:
-    """Rewrite the reproduce block of the README at `path` with the summary rows."""
-    rewrite_between(path, MARK_START, MARK_END, markdown(rows))
+def failure_text(failure: dict) -> str:
+    """'fails at 10 digits on alternating_by_1 (10 x 1 digits): non_finite', or why testing stopped."""
+    if failure["digits"] is None:
+        return f"testing stopped before the target ({failure['stopped_by']})"
+    shape = f" ({failure['digits_a']} x {failure['digits_b']} digits)" if failure.get("digits_a") else ""
+    return f"fails at {failure['digits']:,} digits on {failure['name']}{shape}: {failure['verdict']}"
+
+
+def block_marks(block: str | None) -> tuple[str, str]:
+    """The marks around a reproduce block: the README's, or `<!-- reproduce:NAME:start -->` for a
+    named one (a second table in the same file, such as the fresh seeds')."""
+    if block is None:
+        return MARK_START, MARK_END
+    if not block.replace("_", "").replace("-", "").isalnum():
+        raise DfstError(f"--block {block!r}: want letters, digits, - or _")
+    return f"<!-- reproduce:{block}:start -->", f"<!-- reproduce:{block}:end -->"
+
+
+def write_readme(path: Path, rows: list[dict], block: str | None = None) -> None:
+    """Rewrite the reproduce block (or the block named `block`) of the file at `path` with the rows."""
+    rewrite_between(path, *block_marks(block), markdown(rows))

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dfst.tasks.base import Task
-from dfst.tasks.budget import Estimate, check_estimate, estimate_recording
+from dfst.tasks.budget import RECORD_BYTES, Estimate, check_estimate, estimate_recording, hard_digits
 from dfst.train.config import TrainConfig
+from dfst.train.validation import VALIDATION_LENGTHS, VALIDATION_PAIRS
 
 # ----------------------------------------------------------------------------- training
 # Peak RSS of one training iteration (forward, backward, Adam step) above the process after recording,
@@ -50,8 +51,24 @@ def estimate_training(task: Task, cfg: TrainConfig, d: int | None = None) -> Est
         "batches": 6 * 8 * cfg.samples * steps,  # the padded int64 sequences and their index
         "weights": PARAM_BYTES * params * cfg.restarts, "activations": activations,
         "extraction": 2 * 8 * d * cfg.samples * steps,
-        "fine-tuning": LBFGS_BYTES * params if cfg.finetune else 0}
+        "fine-tuning": LBFGS_BYTES * params if cfg.finetune else 0,
+        "validation": validation_bytes(task, cfg.max_digits) if validates(cfg) else 0}
     return replace(record, parts=parts)
+
+
+def validates(cfg: TrainConfig) -> bool:
+    """Whether a run of `cfg` records validation PTOs (`dfst.train.validation`): when its d comes from
+    the data (more than one size to try) and it reads an automaton off."""
+    return cfg.d is None and cfg.d_rule == "data" and cfg.extract
+
+
+def validation_bytes(task: Task, max_digits: int) -> int:
+    """The validation PTOs of training data of at most `max_digits` digits, on the step bound of the
+    longest: the structured instances and VALIDATION_PAIRS random pairs at each of the lengths past it
+    (a user's --data of long operands makes these long too)."""
+    longest = max_digits + VALIDATION_LENGTHS
+    count = VALIDATION_LENGTHS * (hard_digits(task, longest)[0] + VALIDATION_PAIRS)
+    return RECORD_BYTES * task.step_bound(longest, longest, task.base) * count
 
 
 def check_training(task: Task, cfg: TrainConfig, max_memory: int, d: int | None = None) -> Estimate:
