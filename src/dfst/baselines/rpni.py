@@ -25,6 +25,7 @@ from dfst.baselines.common import BaselineResult, hardware, max_passing
 from dfst.data import SAMPLERS
 from dfst.errors import DfstError
 from dfst.extract import extract
+from dfst.extract.rpni import LEARNERS
 from dfst.grid.rollout import DfstWeights
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.evaluate import run_protocol
@@ -41,9 +42,6 @@ DEFAULTS: dict = {
     "eval_digits": "10,100,1000,10000,100000",
     "random": 10,                      # random pairs per length, as dfst eval
 }
-
-
-LEARNERS = ("rpni", "edsm")
 
 
 def record_traces(task: Task, samples: int, max_digits: int, seed: int, sampler: str) -> list[np.ndarray]:

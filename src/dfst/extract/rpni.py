@@ -34,16 +34,19 @@ def extract_edsm(weights: Sequence[np.ndarray] | None, traces: Sequence[np.ndarr
     return extract_rpni(weights, traces, reference, name=name, learner="edsm")
 
 
+LEARNERS = {"rpni": "run_RPNI", "edsm": "run_EDSM"}  # the passive learners: AALpy's functions
+
+
 def learn_mealy(traces: Sequence[np.ndarray], learner: str = "rpni"):
     """AALpy's RPNI (GSM variant) or EDSM on the traces; Mealy data must be prefix-closed, so every
     prefix of every trace is one example labelled with the output of its last step."""
-    from aalpy.learning_algs import run_EDSM, run_RPNI
+    import aalpy.learning_algs
 
     data = []
     for trace in traces:
         reads = tuple(int(x) for x in trace[:, 0])
         data += [(reads[: t + 1], (int(w), int(m))) for t, (w, m) in enumerate(trace[:, 1:])]
-    run = {"rpni": run_RPNI, "edsm": run_EDSM}[learner]
+    run = getattr(aalpy.learning_algs, LEARNERS[learner])
     model = run(data, automaton_type="mealy", print_info=False)
     if model is None:  # only if the expert were not deterministic
         raise DfstError(f"{learner.upper()} found the PTOs non-deterministic")
