@@ -8,16 +8,24 @@ column notes under the table in docs/baselines.md). Reads only `*policy*.json` r
 
 from __future__ import annotations
 
+import re
 import statistics
 import sys
 from pathlib import Path
 
 from dfst.results import load_results
 
-COLUMNS = ("task", "system", "seeds", "samples", "params", "train-step acc", "exact at train length",
-           "robust LG", "probabilistic LG", "longest length with a random pair exact", "last length run",
-           "train CPU s")
+COLUMNS = ("task", "system", "sampler", "seeds", "samples", "params", "train-step acc",
+           "exact at train length", "robust LG", "probabilistic LG",
+           "longest length with a random pair exact", "last length run", "train CPU s")
 TASK_ORDER = ("add2", "add10", "mult2")
+SAMPLER_NAMES = {"contexts": "PTO contexts", "cover": "rule cover (reads states)"}
+
+
+def sampler(result: dict) -> str:
+    """How the result's training PTOs were chosen, as its notes say: "... (contexts sampler) ..."."""
+    match = re.search(r"\((\w+) sampler\)", result["notes"])
+    return "?" if match is None else SAMPLER_NAMES.get(match.group(1), match.group(1))
 
 
 def row(task: str, system: str, runs: list[dict]) -> list[str]:
@@ -36,7 +44,8 @@ def row(task: str, system: str, runs: list[dict]) -> list[str]:
         return f"{r['levels'][-1]['digits'] if r['levels'] else 0} ({r['details']['stopped_by']})"
 
     median = statistics.median
-    return [task, system, str(len(runs)), f"{runs[0]['samples']:,}", f"{runs[0]['params']:,}",
+    return [task, system, ", ".join(sorted({sampler(r) for r in runs})), str(len(runs)),
+            f"{runs[0]['samples']:,}", f"{runs[0]['params']:,}",
             f"{median(r['details']['train_step_accuracy'] for r in runs):.3f}", each(at_train_length),
             f"{median(r['robust_lg'] for r in runs):,.0f}",
             f"{median(r['probabilistic_lg'] for r in runs):,.0f}",

@@ -138,10 +138,11 @@ def test_task_seed_counts_override_seeds():
 def test_recipes_cover_every_task_and_keep_the_issue_budgets():
     budgets = {"add2": (20, 3), "add10": (225, 3), "mult2": (750, 5), "mult10": (10_000, 5)}  # at most
     assert set(RECIPES) == set(TARGET_DIGITS) == set(TASKS)
-    # 10^5 digits for the linear tasks, 10^4 for the quadratic ones, 1,000 for the others (mult10: 300)
+    # 10^5 digits for the linear tasks, 10^4 for the quadratic sort2 and dyck, 1,000 for the others
     assert {TARGET_DIGITS[t] for t in ("add2", "add10", "sub2", "sub10", "parity2")} == {100_000}
-    assert TARGET_DIGITS["sort2"] == TARGET_DIGITS["dyck"] == 10_000 and TARGET_DIGITS["mult10"] == 300
-    assert all(TARGET_DIGITS[t] >= 1000 for t in set(RECIPES) - {"mult10"})
+    assert TARGET_DIGITS["sort2"] == TARGET_DIGITS["dyck"] == 10_000
+    assert {TARGET_DIGITS[t] for t in set(RECIPES) - {"add2", "add10", "sub2", "sub10", "parity2", "sort2",
+                                                      "dyck"}} == {1000}
     for task, (samples, digits) in budgets.items():
         cfg = recipe(task, seed=4)
         assert (cfg.task, cfg.seed) == (task, 4) and cfg.samples <= samples and cfg.max_digits <= digits
