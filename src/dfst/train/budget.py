@@ -58,7 +58,8 @@ def estimate_training(task: Task, cfg: TrainConfig, d: int | None = None) -> Est
 
 def validates(cfg: TrainConfig) -> bool:
     """Whether a run of `cfg` records validation PTOs (`dfst.train.validation`): when its d comes from
-    the data (more than one size to try) and it reads an automaton off."""
+    the data (`dsize.d_sizes` gives it more than one size to try) and it reads an automaton off. The
+    one rule: training records them when this says so, and its estimate counts them."""
     return cfg.d is None and cfg.d_rule == "data" and cfg.extract
 
 

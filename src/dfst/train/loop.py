@@ -38,7 +38,7 @@ from dfst.tasks.base import Task
 from dfst.tasks.own_agent import reference_json, resolve_task
 from dfst.train import fused
 from dfst.train.batches import Sequences, batch_rows, bucket_rows, dataset_sha256, step_noise
-from dfst.train.budget import check_training
+from dfst.train.budget import check_training, validates
 from dfst.train.config import TrainConfig
 from dfst.train.determinism import deterministic
 from dfst.train.dsize import d_sizes, model_info, next_size, resumed_model, tried_sizes
@@ -143,7 +143,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
                 "model": model_info(len(task.alphabet), sizes[0], []),
                 "dfst_version": __version__, "torch_version": torch.__version__}
     longest = run_info["data"]["summary"]["digits_max"]  # the validation PTOs start one digit past it
-    validation = validation_set(task, longest, cfg.seed) if len(sizes) > 1 and cfg.extract else None
+    validation = validation_set(task, longest, cfg.seed) if validates(cfg) else None
     with run_lock(out_dir, run_info["command"]):  # one writer per run directory
         run_info["model"] = resumed_model(Path(out_dir), run_info, sizes) if resume else run_info["model"]
         check_training(task, cfg, memory, run_info["model"]["d"])
