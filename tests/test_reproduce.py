@@ -212,8 +212,11 @@ def test_a_named_block_is_rewritten_and_the_readme_block_left_alone(capsys, tmp_
     write_readme(page, summary_rows([result]), "fresh")
     first, second = page.read_text().split("<!-- reproduce:fresh:start -->")
     assert "old" in first and "old" not in second and "| add2 | DFST | 1 |" in second
+    (tmp_path / "other.md").write_text("no marks\n")
     for argv, fragment in ((("--block", "fresh"), "--block names a block"),
-                           (("--block", "a b", "--readme", page), "--block 'a b'")):
+                           (("--block", "a b", "--readme", page), "--block 'a b'"),
+                           (("--block", "other", "--readme", page), "no <!-- reproduce:other:start -->"),
+                           (("--readme", tmp_path / "other.md"), "no <!-- reproduce:start -->")):
         code, _, err = run(capsys, "reproduce", *argv, "--runs", tmp_path / "r", "--results", tmp_path / "s")
         assert_one_line_error(code, err, fragment)
     assert not (tmp_path / "r").exists() and not (tmp_path / "s").exists()

@@ -111,10 +111,10 @@ def reproduce_command(
     from dfst.io.locks import command_line
     from dfst.studies import reproduce as lib
 
-    if block is not None:  # refused before any work
-        if readme is None:
-            raise DfstError("--block names a block of the --readme file: give --readme too")
-        lib.block_marks(block)
+    if block is not None and readme is None:  # refused before any work
+        raise DfstError("--block names a block of the --readme file: give --readme too")
+    if readme is not None:
+        lib.check_readme(readme, block)
     plan = lib.plan_reproduce(tasks, seeds, first_seed, iters=iters, restarts=restarts, finetune=finetune,
                               time_budget=time_budget, agent_file=agent_file, rerun=rerun,
                               accept_stored=accept_stored)

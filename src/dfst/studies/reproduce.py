@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dfst.errors import DfstError
+from dfst.io.inputs import read_text
 from dfst.io.limits import check_work
-from dfst.io.outputs import rewrite_between
+from dfst.io.outputs import refuse_special, replace_between, rewrite_between
 from dfst.io.run_guard import run_lock
 from dfst.results import Result
 from dfst.results.certified import certified_text
@@ -301,6 +302,13 @@ def block_marks(block: str | None) -> tuple[str, str]:
     if not block.replace("_", "").replace("-", "").isalnum():
         raise DfstError(f"--block {block!r}: want letters, digits, - or _")
     return f"<!-- reproduce:{block}:start -->", f"<!-- reproduce:{block}:end -->"
+
+
+def check_readme(path: Path, block: str | None = None) -> None:
+    """Refuse, before any training, a --readme that `write_readme` could not rewrite: not a regular
+    file (a link, a FIFO, missing) or without the block's marks."""
+    refuse_special(path, "file to rewrite")
+    replace_between(read_text(path, "file to rewrite", "text_bytes"), *block_marks(block), "", str(path))
 
 
 def write_readme(path: Path, rows: list[dict], block: str | None = None) -> None:
