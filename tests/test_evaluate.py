@@ -181,6 +181,45 @@ def test_until_fail_stops_on_the_time_budget():
     assert report["robust_max_digits"] == 3
 
 
+def test_waiting_for_a_core_never_cuts_a_climb_short(monkeypatch):
+    """A level that waits (as when other jobs hold the cores) costs wall time but not CPU time: the
+    budget counts the time the evaluation would take alone, so the climb is the model's own."""
+    import time
+
+    import dfst.protocol.evaluate as evaluate
+
+    def waiting(*args, **kwargs):
+        time.sleep(0.3)
+        return real(*args, **kwargs)
+
+    real = evaluate.evaluate_level
+    monkeypatch.setattr(evaluate, "evaluate_level", waiting)
+    cfg = EvalConfig(digits=(3,), until_fail=True, max_digits=24, random=2, time_budget=0.5)
+    report, failure = run_protocol(TASKS["mult2"], expert("mult2"), cfg)
+    assert failure is None and report["stopped_by"] == "max_digits" and report["seconds"] > 1.0
+    assert [lv["digits"] for lv in report["levels"]] == [3, 6, 12, 24]
+
+
+def test_the_ladder_predicts_on_its_own_clock_not_the_levels_seconds():
+    from dfst.protocol.evaluate import level_estimate
+    from dfst.protocol.ladder import climb
+
+    def climbed(budget):
+        ticks = iter(range(1000))  # the clock: one tick a reading, so a level costs one tick
+        cfg = EvalConfig(digits=(10,), until_fail=True, max_digits=1000, ladder_factor=10.0,
+                         time_budget=budget)
+
+        def level(n):  # a wall time that says nothing: the clock is what counts
+            return {"digits": n, "robust": True, "seconds": 1e9}
+
+        levels, why = climb(TASKS["add2"], cfg, level, lambda n: level_estimate(TASKS["add2"], n, cfg),
+                            growth=lambda n, last: n / last, clock=lambda: float(next(ticks)))
+        return [lv["digits"] for lv in levels], why
+
+    assert climbed(50.0) == ([10, 100, 1000], "max_digits")  # 4 + 1 x 10 and 7 + 1 x 10 fit
+    assert climbed(10.0) == ([10], "time_budget")  # 4 + 1 x 10 does not
+
+
 def test_dfst_eval_is_one_library_call_that_checks_first_and_saves_beside_the_checkpoint(tmp_path):
     from dfst.errors import DfstError
     from dfst.model.checkpoint import save_checkpoint

@@ -6,7 +6,9 @@ instance exact. Probabilistic at N: the random pairs only, reported with a 95% W
 `robust_max_digits` and `probabilistic_max_digits` are the largest tested N such that every tested
 length up to N passed. The lengths, the memory and time bounds and the stops are the one ladder
 loop's (`dfst.protocol.ladder.climb`); here a length is run by `rollout` in parallel, with the steps
-counted for the progress display and the first failing instance kept for `dfst replay`.
+counted for the progress display and the first failing instance kept for `dfst replay`, and the time
+budget counts the time the evaluation would take alone on this machine (`dfst.protocol.clock`), so
+that other jobs on the cores never cut a climb short.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 
 from dfst.grid.rollout import DfstWeights, InstanceResult, rollout
+from dfst.protocol.clock import alone_seconds
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.instances import HeldOut, level_instances
 from dfst.protocol.ladder import check_lengths, climb, max_passing
@@ -87,7 +90,8 @@ def run_protocol(task: Task, weights: DfstWeights | None, cfg: EvalConfig, *,
         return level.record(seconds)
 
     start = time.perf_counter()
-    levels, stopped_by = climb(task, cfg, run_level, lambda n: level_estimate(task, n, cfg))
+    levels, stopped_by = climb(task, cfg, run_level, lambda n: level_estimate(task, n, cfg),
+                               clock=alone_seconds)
     summary = summarize(task, levels, stopped_by, cfg) | {"held_out": len(held_out.pairs)}
     summary["seconds"] = round(time.perf_counter() - start, 3)
     return summary, first_failure

@@ -4,14 +4,15 @@ A model is evaluated one length at a time by a `run_level(n) -> level` that the 
 DFST on dfst's engine, or any answerer through `dfst.protocol.scorer`); a level is a dict with at
 least "digits", "robust" and "seconds". The loop owns everything else the protocol decides: the
 lengths (`ladder`), the memory a length may plan to hold (checked before anything runs for a given
-length, a stop for a rung of the climb), the time budget, the stop at the first failure of
-`--until-fail`, and the caller's own stops.
+length, a stop for a rung of the climb), the time budget (read on the caller's clock), the stop at
+the first failure of `--until-fail`, and the caller's own stops.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from dfst.io.limits import default_max_memory
 from dfst.protocol.config import EvalConfig
@@ -47,20 +48,27 @@ def check_lengths(task: Task, cfg: EvalConfig, estimate: Callable[[int], Estimat
 def climb(task: Task, cfg: EvalConfig, run_level: RunLevel, estimate: Callable[[int], Estimate], *,
           growth: Callable[[int, int], float] | None = None,
           before: Callable[[int], str | None] | None = None,
-          after: Stop | None = None) -> tuple[list[dict], str]:
+          after: Stop | None = None,
+          clock: Callable[[], float] = time.perf_counter) -> tuple[list[dict], str]:
     """(the levels run, why the ladder stopped). `estimate(n)`: the memory length n plans to hold;
     `growth(n, last)`: how much longer length n takes than the last one run (default: the task's
     step bound, `Task.time_growth`); `before(n)` and `after(levels)`: the caller's own stops, a
-    reason or None. A given length over the memory bound is a DfstError before anything runs."""
+    reason or None; `clock`: the seconds the time budget counts (default: the wall's;
+    `dfst.protocol.clock.alone_seconds` for dfst's engine). A given length over the memory bound is
+    a DfstError before anything runs."""
     check_lengths(task, cfg, estimate)
     growth = growth or task.time_growth
     levels: list[dict] = []
-    start = time.perf_counter()
+    start = clock()
+    last_seconds = 0.0  # the last length's seconds on `clock`
     for n in ladder(cfg):
-        reason = _stop_before(n, cfg, levels, estimate, growth, time.perf_counter() - start, before)
+        spent = Spent(clock() - start, last_seconds)
+        reason = _stop_before(n, cfg, levels, estimate, growth, spent, before)
         if reason is not None:
             return levels, reason
+        level_start = clock()
         levels.append(run_level(n))
+        last_seconds = clock() - level_start
         if cfg.until_fail and not levels[-1]["robust"]:
             return levels, "failure"
         reason = after(levels) if after is not None else None
@@ -69,8 +77,16 @@ def climb(task: Task, cfg: EvalConfig, run_level: RunLevel, estimate: Callable[[
     return levels, "max_digits" if cfg.until_fail else "completed"
 
 
+@dataclass(frozen=True)
+class Spent:
+    """Seconds on the climb's clock: since it began, and on the last length run."""
+
+    total: float
+    last: float
+
+
 def _stop_before(n: int, cfg: EvalConfig, levels: list[dict], estimate: Callable[[int], Estimate],
-                 growth: Callable[[int, int], float], elapsed: float,
+                 growth: Callable[[int, int], float], spent: Spent,
                  before: Callable[[int], str | None] | None) -> str | None:
     """"memory" for a rung of the climb over the bound (a rung is not refused: the climb ends where
     the memory does), the caller's reason, "time_budget" for a length predicted, from the last one,
@@ -79,10 +95,9 @@ def _stop_before(n: int, cfg: EvalConfig, levels: list[dict], estimate: Callable
         return "memory"
     if before is not None and (reason := before(n)) is not None:
         return reason
-    if cfg.budget is not None and levels:
-        last = levels[-1]
-        if elapsed + last["seconds"] * growth(n, last["digits"]) > cfg.budget:
-            return "time_budget"
+    if cfg.budget is not None and levels and \
+            spent.total + spent.last * growth(n, levels[-1]["digits"]) > cfg.budget:
+        return "time_budget"
     return None
 
 
