@@ -125,3 +125,29 @@ def test_extract_command_writes_an_evaluable_checkpoint(capsys, tmp_path):
         assert_one_line_error(code, err, "conflict-free")
     code, _, err = run(capsys, "extract", tmp_path, "--out", tmp_path / "x")
     assert_one_line_error(code, err, "config.json is missing")
+
+
+@pytest.mark.parametrize("source", ["run", "checkpoint"])
+def test_extract_refuses_an_output_it_may_not_write_before_reading_anything_off(capsys, tmp_path, monkeypatch,
+                                                                              source):
+    import dfst.extract.saved
+    from dfst.model.checkpoint import save_checkpoint
+
+    model = tmp_path / "model"
+    save_checkpoint(compile_agent(TASKS["add2"].agent), model, {"source": "test"})
+    target = model
+    if source == "run":  # a run directory: its trained weights
+        target = tmp_path / "run"
+        run_json(capsys, *TRAIN_ADD2, "--out", target, "--iters", "2", "--eval-every", "0", "--eval-digits", "2")
+    users = tmp_path / "users"
+    users.mkdir()
+    (users / "notes.txt").write_text("mine")
+    out = users if source == "run" else users / "notes.txt"
+
+    def never(*args, **kwargs):
+        raise AssertionError("extraction ran before the output was checked")
+
+    monkeypatch.setattr(dfst.extract.saved, "extract_from", never)
+    code, _, err = run(capsys, "extract", target, "--out", out, "--force")
+    assert_one_line_error(code, err, "notes.txt")
+    assert (users / "notes.txt").read_text() == "mine"

@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from dfst.automata import Transducer, save_transducer, to_dot
+from dfst.automata import Transducer
 from dfst.cli.app import (
     OPERAND_SETTINGS,
     JsonOption,
@@ -23,9 +23,8 @@ from dfst.cli.app import (
 from dfst.errors import DfstError
 from dfst.grid.render import render_cells
 from dfst.io.limits import default_max_memory, parse_size
-from dfst.io.outputs import check_output_file
 from dfst.tasks import Task, get_task
-from dfst.tasks.solve import choose_instance, solve, task_agent, task_summaries
+from dfst.tasks.solve import agent_text, choose_instance, solve, task_agent, task_summaries, write_agent
 
 MAX_DELAY = 60.0  # seconds per --animate frame; beyond that it is a hang, not an animation
 MaxMemoryOption = typer.Option(
@@ -148,16 +147,7 @@ def agent_command(
     """Write a task's expert agent as JSON (the documented schema) to read, modify and reuse."""
     agent = get_task(task_name).agent
     if out is None:
-        import json
-
-        sys.stdout.write(to_dot(agent) if dot else json.dumps(agent.to_dict(), indent=1) + "\n")
+        sys.stdout.write(agent_text(agent, dot))
         return
-    check_output_file(out, force=force)
-    if dot:
-        from dfst.grid.drawing import dot_bytes
-        from dfst.io.outputs import write_atomic
-
-        write_atomic(out, dot_bytes(agent))
-    else:
-        save_transducer(agent, out)
+    write_agent(agent, out, dot=dot, force=force)
     console.print(f"wrote {out} ({agent.d} states, {agent.k} symbols, {len(agent.rules)} rules)")

@@ -7,7 +7,6 @@ from pathlib import Path
 import typer
 
 from dfst.cli.app import JsonOption, app, console, print_json
-from dfst.tasks.user import dfst_command
 
 
 @app.command("extract")
@@ -28,25 +27,12 @@ def extract_command(
     """Read a finite automaton off the model with one of dfst.extract's methods. From a run: an exact
     one-hot DFST checkpoint (plus agent.json) that `dfst eval` can test; by default the same automaton
     as RUN/extracted. From a checkpoint: the agent JSON."""
-    from dfst.automata import save_transducer
-    from dfst.extract.saved import extract_from, provenance, save_extraction
-    from dfst.io.outputs import check_output_file
+    from dfst.extract.saved import extract_to
 
-    found = extract_from(path, method, data=data, task=task_name, agent_file=agent_file)
-    agent, task = found.extraction.agent, found.task
-    if found.target.run is not None:
-        save_extraction(found.extraction, out, task=task, provenance=provenance(found), overwrite=force)
-        written, hint = {"checkpoint": str(out)}, f"evaluate with: {dfst_command(task.name)} eval {out}"
-    else:
-        check_output_file(out, force=force)
-        save_transducer(agent, out)
-        written, hint = {"agent": str(out)}, \
-            f"compile with: {dfst_command(task.name)} compile {task.name} --agent {out} --out DIR"
-    info = {**written, "task": task.name, "from": found.source, "method": found.method,
-            "states": agent.d, "rules": found.extraction.pairs, "radius": found.extraction.radius,
-            "expert_states": task.agent.d, "expert_rules": len(task.agent.rules), **task.describe()}
+    info = extract_to(path, out, method, data=data, task=task_name, agent_file=agent_file, force=force)
+    hint = info.pop("next")
     if as_json:
         return print_json(info)
-    console.print(f"extracted {agent.d} states, {found.extraction.pairs} rules from {info['from']} "
-                  f"({found.method} method; the expert has {task.agent.d} states and "
-                  f"{len(task.agent.rules)} rules) -> {out}; {hint}")
+    console.print(f"extracted {info['states']} states, {info['rules']} rules from {info['from']} "
+                  f"({info['method']} method; the expert has {info['expert_states']} states and "
+                  f"{info['expert_rules']} rules) -> {out}; {hint}")

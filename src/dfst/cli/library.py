@@ -3,9 +3,6 @@ discrete interpreter and on the differentiable machine, beside Python's answer (
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import typer
 from rich.table import Table
 
@@ -74,23 +71,6 @@ def library_run_command(
     return 0 if agree else 1
 
 
-@contextmanager
-def torch_single_thread() -> Iterator[None]:
-    """One thread while the experiment runs: its numbers then repeat exactly on a machine of the same
-    kind. Torch's global settings are restored after, so that a caller in the same process (a test,
-    a notebook) keeps its threads and IEEE subnormals."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    torch.set_flush_denormal(True)  # values far below 1e-38 slow the CPU tenfold and change nothing
-    try:
-        yield
-    finally:
-        torch.set_flush_denormal(False)  # torch's default; it has no getter to restore from
-        torch.set_num_threads(threads)
-
-
 @library_app.command("experiment")
 def library_experiment_command(
     name: str = typer.Argument(..., metavar="NAME", help="depth: seed 002's experiment (b), its Table 1; "
@@ -123,91 +103,35 @@ def library_experiment_command(
 ) -> None:
     """Train a minimal network around frozen library code: fib at each depth (depth), or a subtraction
     table vs circuit (ops); our accuracy beside the seed's, as JSON under --out and a figure."""
-    from pathlib import Path
-
-    from dfst.baselines.library.experiment import run_depth_table
-    from dfst.baselines.library.plot import plot_depth
+    from dfst.baselines.library.experiments import ExperimentOptions, run_experiment
     from dfst.cli.app import parse_lengths
-    from dfst.io.outputs import check_output_file, make_directory, write_json
 
-    if epochs < 1:  # every experiment: its JSON and figure are per epoch
-        raise DfstError(f"--epochs must be at least 1, got {epochs}")
-    if name == "ops":
-        plot_path = Path(plot or "docs/img/library_ops.png")
-        return _ops_experiment(width, epochs, test_pairs, Path(out), plot_path, force)
-    if name == "llm":
-        from dfst.baselines.library.llm import LlmConfig
+    options = ExperimentOptions(
+        base=base, depths=tuple(parse_lengths(depths, "--depths")), epochs=epochs,
+        train_samples=train_samples, test_samples=test_samples, router=router, out=out, width=width,
+        test_pairs=test_pairs, sentences=sentences, lr=lr, llama_dir=llama_dir, signal=signal,
+        plot=plot, force=force)
+    saved = run_experiment(name, options, progress=_epoch_line)  # llm says each epoch as it ends
+    if name == "depth":
+        _depth_lines(saved.result)
+    elif name == "ops":
+        _ops_lines(saved.result)
 
-        config = LlmConfig(base=base, sentences=sentences, epochs=epochs, lr=lr, llama_dir=llama_dir,
-                           signal=signal)
-        suffix = "" if signal == "answer" else f"_{signal.replace('-', '_')}"
-        return _llm_experiment(config, Path(out) / f"llm{suffix}.json",
-                               Path(plot or f"docs/img/library_llm{suffix}.png"), force)
-    if name != "depth":
-        raise DfstError(f"no library experiment {name!r}; choose depth, ops or llm")
-    if train_samples < 0 or test_samples < 0:
-        raise DfstError(f"--train-samples and --test-samples must be at least 0 (0: all), got "
-                        f"{train_samples} and {test_samples}")
-    suffix = "" if router == "slots" else f"_{router}"
-    json_path = check_output_file(make_directory(Path(out)) / f"depth_b{base}{suffix}.json", force=force)
-    plot_path = check_output_file(plot or "docs/img/library_depth.png", force=force)
-    with torch_single_thread():
-        result = run_depth_table(base, list(parse_lengths(depths, "--depths")), epochs, train_samples or None,
-                                 router=router, test_samples=test_samples or None)
-    write_json(json_path, result)
-    plot_depth(result, plot_path)
+
+def _epoch_line(row: dict) -> None:
+    console.print(f"epoch {row['epoch']}: test {row['test_accuracy']}%, train {row['train_accuracy']}%, "
+                  f"{row['cpu_seconds']} CPU s")
+
+
+def _depth_lines(result: dict) -> None:
     for row in result["rows"]:
         seed = "no seed figure" if row["seed_test_accuracy"] is None else f"seed {row['seed_test_accuracy']}%"
         console.print(f"depth {row['config']['depth']}: test accuracy {row['test_accuracy'][-1]}% "
                       f"({seed}), {row['cpu_seconds']} CPU s")
 
 
-def _ops_experiment(width: int, epochs: int, test_pairs: int, out, plot, force: bool) -> None:
-    """Experiment (a): both arms, results/library/ops_w{WIDTH}.json and the figure."""
-
-    from dfst.baselines.library.ops_experiment import OpsConfig, run_ops
-    from dfst.baselines.library.plot import plot_ops
-    from dfst.io.outputs import check_output_file, make_directory, write_json
-
-    if not 2 <= width <= 8:
-        raise DfstError(f"--width {width} is outside 2..8 (the table has 8**width entries)")
-    if epochs < 1 or test_pairs < 1:
-        raise DfstError("--epochs and --test-pairs must be at least 1")
-    json_path = check_output_file(make_directory(out) / f"ops_w{width}.json", force=force)
-    plot_path = check_output_file(plot, force=force)
-    with torch_single_thread():
-        result = run_ops(OpsConfig(width=width, epochs=epochs, test_pairs=test_pairs))
-    write_json(json_path, result)
-    plot_ops(result, plot_path)
+def _ops_lines(result: dict) -> None:
     for summary in result["summary"]:
         console.print(f"{summary['arm']}: {summary['seeds_at_100']} of {summary['seeds']} seeds reach 100% "
                       f"(at epochs {summary['epochs_to_100']}); final test accuracy "
                       f"{summary['final_test_accuracy']}")
-
-
-def _llm_experiment(config, out, plot, force: bool) -> None:
-    """Experiment (c): `out` (results/library/llm[_SIGNAL].json: accuracy per epoch) and the figure."""
-
-    from dfst.baselines.library.llm import check_llama_dir, run_llm
-    from dfst.baselines.library.llm_data import TEMPLATES
-    from dfst.baselines.library.plot import plot_llm
-    from dfst.io.outputs import check_output_file, make_directory, write_json
-
-    if not 2 <= config.base <= 256 or config.epochs < 1:
-        raise DfstError("--base must be 2..256 and --epochs at least 1")
-    if not 10 <= config.sentences <= len(TEMPLATES) * config.base ** 2:
-        raise DfstError(f"--sentences must be 10..{len(TEMPLATES) * config.base ** 2} at base {config.base}")
-    if config.llama_dir:  # before the outputs: a bad --llama-dir is the one error to report
-        check_llama_dir(config.llama_dir)
-    make_directory(out.parent)
-    json_path = check_output_file(out, force=force)
-    plot_path = check_output_file(plot, force=force)
-
-    def progress(row: dict) -> None:
-        console.print(f"epoch {row['epoch']}: test {row['test_accuracy']}%, train {row['train_accuracy']}%, "
-                      f"{row['cpu_seconds']} CPU s")
-
-    with torch_single_thread():
-        result = run_llm(config, progress=progress)
-    write_json(json_path, result)
-    plot_llm(result, plot_path)

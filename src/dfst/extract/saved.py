@@ -56,6 +56,37 @@ def extract_from(path: str | Path, method: str | None = None, *, data: str | Pat
     return Found(found, target, the_task, method, read)
 
 
+def extract_to(path: str | Path, out: str | Path, method: str | None = None, *,
+               data: str | Path | None = None, task: str | None = None,
+               agent_file: str | Path | None = None, force: bool = False) -> dict:
+    """`dfst extract`: the automaton read off the model at `path` (`extract_from`), written to `out`:
+    from a run, an exact one-hot DFST checkpoint with its agent JSON; from a checkpoint, the agent
+    JSON. An output dfst may not write is refused before anything is read off. Returns what was
+    written and read, with the command that uses it next (`next`)."""
+    from dfst.io.outputs import check_output_file
+    from dfst.model.checkpoint import claim_checkpoint_dir
+    from dfst.tasks.user import dfst_command
+
+    from_run = resolve(path).run is not None
+    if from_run:
+        claim_checkpoint_dir(out, force)
+    else:
+        check_output_file(out, force=force)
+    found = extract_from(path, method, data=data, task=task, agent_file=agent_file)
+    agent, the_task, command = found.extraction.agent, found.task, dfst_command(found.task.name)
+    if from_run:
+        save_extraction(found.extraction, out, task=the_task, provenance=provenance(found), overwrite=force)
+        written, hint = {"checkpoint": str(out)}, f"evaluate with: {command} eval {out}"
+    else:
+        save_transducer(agent, out)
+        written = {"agent": str(out)}
+        hint = f"compile with: {command} compile {the_task.name} --agent {out} --out DIR"
+    return {**written, "task": the_task.name, "from": found.source, "method": found.method,
+            "states": agent.d, "rules": found.extraction.pairs, "radius": found.extraction.radius,
+            "expert_states": the_task.agent.d, "expert_rules": len(the_task.agent.rules),
+            **the_task.describe(), "next": hint}
+
+
 def save_extraction(found: Extraction, out: str | Path, *, task: Task, provenance: dict,
                     overwrite: bool = False) -> Path:
     """The automaton compiled to an exact one-hot DFST checkpoint in `out`, with its agent JSON (and

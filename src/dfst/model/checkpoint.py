@@ -66,15 +66,25 @@ def load_checkpoint(directory: str | Path, *, expect_task: str | None = None) ->
     return model, config
 
 
-def _prepare_directory(directory: Path, overwrite: bool) -> Path:
-    """An empty or new directory, or (with `overwrite`) one holding only a dfst checkpoint's files;
-    claimed for this process (`dfst.io.outputs.claim_directory`)."""
-    from dfst.io.outputs import claim_directory, make_directory, refuse_foreign, remove_own_file
+def claim_checkpoint_dir(directory: str | Path, overwrite: bool = False) -> Path:
+    """Refuse, before any work, a directory a checkpoint may not be written to: anything but an empty
+    or new directory, or (with `overwrite`) one holding only a dfst checkpoint's files; claimed for
+    this process (`dfst.io.outputs.claim_directory`)."""
+    from dfst.io.outputs import claim_directory, refuse_foreign
 
+    directory = Path(directory)
     claim_directory(directory, what="checkpoint", own=(CONFIG_FILE, WEIGHTS_FILE, *OWN_FILES),
                     is_ours=is_checkpoint, force=overwrite)
     for name in OWN_FILES:  # a user's file under one of those names is not dfst's either
         refuse_foreign(directory / name, "--force would remove it with the old checkpoint")
+    return directory
+
+
+def _prepare_directory(directory: Path, overwrite: bool) -> Path:
+    """`claim_checkpoint_dir`, then the directory made and the old checkpoint's files removed."""
+    from dfst.io.outputs import make_directory, remove_own_file
+
+    claim_checkpoint_dir(directory, overwrite)
     make_directory(directory, "checkpoint directory")
     for name in (CONFIG_FILE, *OWN_FILES):  # no valid checkpoint until the new config lands; no stale
         remove_own_file(directory / name)  # report of the old weights next to the new ones

@@ -41,6 +41,29 @@ def task_agent(task: Task, agent_file: str | Path | None = None) -> Transducer:
     return agent
 
 
+def agent_text(agent: Transducer, dot: bool = False) -> str:
+    """An agent as `dfst agent` prints it: its JSON (the documented schema), or Graphviz DOT."""
+    import json
+
+    from dfst.automata import to_dot
+
+    return to_dot(agent) if dot else json.dumps(agent.to_dict(), indent=1) + "\n"
+
+
+def write_agent(agent: Transducer, out: str | Path, *, dot: bool = False, force: bool = False) -> None:
+    """An agent saved to `out` as JSON (`load_transducer` reads it back) or DOT, both marked as dfst's;
+    an existing `out` is replaced only with `force`, and only if dfst wrote it."""
+    from dfst.automata import save_transducer
+    from dfst.grid.drawing import dot_bytes
+    from dfst.io.outputs import check_output_file, write_atomic
+
+    check_output_file(out, force=force)
+    if dot:
+        write_atomic(out, dot_bytes(agent))
+    else:
+        save_transducer(agent, out)
+
+
 def choose_instance(task: Task, a: str | None, b: str | None, *, random_digits: int | None = None,
                     seed: int = 0, max_memory: int, as_json: bool = False,
                     on_estimate: Callable[[Estimate], None] | None = None) -> Instance:
