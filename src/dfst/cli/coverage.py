@@ -19,7 +19,6 @@ from dfst.cli.app import (
     print_table,
     progress_bar,
 )
-from dfst.errors import DfstError
 from dfst.tasks import get_task
 
 
@@ -40,62 +39,17 @@ def coverage_command(
 ) -> None:
     """Which (state, symbol) rules of the expert (or --agent) the PTOs exercise and which never; or, with
     --minimal, a small set of instances of at most --max-digits digits that exercises them all."""
-    from dfst.data.coverage import coverage_report, file_instances
-    from dfst.data.samplers import check_coverage_values, sampled_instances
+    from dfst.data.coverage_query import CoverageQuery, coverage
     from dfst.tasks.own_agent import resolve_task
 
     task = resolve_task(task_name, agent_file)
     note_agent(task, as_json)
-    _check_options(data, samples, max_digits, minimal)
-    check_coverage_values(max_digits, samples, seed, pool, sampler)
-    _check_work(task, samples, max_digits, sampler, pool if minimal else None, memory_bound(max_memory))
+    query = CoverageQuery(data, samples, max_digits, seed, sampler, minimal, pool, memory_bound(max_memory))
+    with progress_bar(f"replaying {task.name} candidates", quiet=as_json) as update:  # --minimal's
+        report = coverage(task, query, progress=update)
     if minimal:
-        report = _minimal_report(task, max_digits, seed, pool, as_json) | task.describe()
         return _show_minimal(report, as_json)
-    if data is not None:
-        instances, source = file_instances(task, data)
-    else:
-        instances, source = sampled_instances(task, samples, max_digits, seed, sampler)
-    _show_coverage(coverage_report(task, instances) | {"source": source} | task.describe(), as_json)
-
-
-def _check_options(data, samples, max_digits, minimal) -> None:
-    """Which options go together (their values: `dfst.data.samplers.check_coverage_values`)."""
-    if minimal and (data is not None or samples is not None):
-        raise DfstError("--minimal searches its own instances: drop --data and --samples")
-    if data is not None and (samples is not None or max_digits is not None):
-        raise DfstError("give either --data FILE or --samples N --max-digits L, not both")
-    if data is None and not minimal and samples is None:
-        raise DfstError("give --data FILE, --samples N --max-digits L, or --minimal --max-digits L")
-    if data is None and max_digits is None:
-        raise DfstError("--max-digits L is needed with --samples and --minimal")
-
-
-def _check_work(task, samples, max_digits, sampler, pool, max_memory: int) -> None:
-    """The expert's replays of --samples or --minimal (on the step bound) and the instances they hold,
-    against the replay_steps cap and --max-memory, before any instance is drawn (a --data file is
-    bounded by the dataset caps)."""
-    from dfst.data.cover_search import estimate_minimal
-    from dfst.tasks.budget import check_estimate, estimate_coverage
-
-    if pool is not None:
-        estimate = estimate_minimal(task, max_digits, pool)
-        what = f"--minimal over a pool of {pool:,} candidates of up to {max_digits:,} digits"
-    elif samples is not None:
-        estimate = estimate_coverage(task, samples, max_digits, sampler)
-        what = f"{samples:,} instances of up to {max_digits:,} digits (--sampler {sampler})"
-    else:
-        return
-    check_estimate(estimate, max_memory, what)
-
-
-def _minimal_report(task, max_digits, seed, pool, quiet) -> dict:
-    """`dfst.data.cover_search.minimal_report` with a progress bar while the candidates are replayed."""
-    from dfst.data.cover_search import minimal_report
-
-    with progress_bar(f"replaying {task.name} candidates", quiet=quiet) as update:
-        update(0)  # on screen while the candidates are drawn, before the first count
-        return minimal_report(task, max_digits, seed, pool, progress=update)
+    _show_coverage(report, as_json)
 
 
 def _show_coverage(report: dict, as_json: bool) -> None:
