@@ -25,7 +25,6 @@ from dfst.cli.app import (
     print_json,
     show_rows,
 )
-from dfst.errors import DfstError
 
 
 def __getattr__(name: str):
@@ -63,6 +62,10 @@ def _seed_progress(*, quiet: bool) -> Iterator[Callable[[str, dict], None]]:
     finally:
         if progress.live.is_started:
             progress.stop()
+
+
+def _note(text: str) -> None:
+    print(f"dfst: note: {text}", file=sys.stderr)
 
 
 @app.command("reproduce")
@@ -111,34 +114,22 @@ def reproduce_command(
     from dfst.io.locks import command_line
     from dfst.studies import reproduce as lib
 
-    if block is not None and readme is None:  # refused before any work
-        raise DfstError("--block names a block of the --readme file: give --readme too")
-    if readme is not None:
-        lib.check_readme(readme, block)
+    check_table_format(markdown, as_csv)
     plan = lib.plan_reproduce(tasks, seeds, first_seed, iters=iters, restarts=restarts, finetune=finetune,
                               time_budget=time_budget, agent_file=agent_file, rerun=rerun,
-                              accept_stored=accept_stored)
+                              accept_stored=accept_stored, readme=readme, block=block, executor=executor,
+                              say=_note, runs=runs, results=results, certify=certify, rescale=rescale,
+                              address=address, workers=workers, command=command_line())
     for task in plan.agent_tasks:
         note_agent(task, as_json)
-    check_table_format(markdown, as_csv)
     # with --markdown or --csv, stdout is the table alone: the line per seed goes to stderr
     say = (lambda text: print(text, file=sys.stderr)) if markdown or as_csv else console.print
-    from dfst.studies.executors import choose_executor
-
-    executor = choose_executor(executor, lambda text: print(f"dfst: note: {text}", file=sys.stderr))
     failed: list[str] = []
-    bars = _seed_progress(quiet=as_json) if executor == "serial" else cell_progress(0, quiet=as_json)
-    with bars as show:
-        rows = lib.reproduce(plan.seeds, runs, results, time_budget=time_budget, certify=certify,
-                             rescale=rescale, overrides=plan.overrides,
-                             on_seed=None if as_json else lambda *done: say(lib.seed_line(*done)),
-                             progress=show if executor == "serial" else None, rerun=rerun,
-                             accept_stored=accept_stored, command=command_line(),
-                             warn=lambda text: print(f"dfst: note: {text}", file=sys.stderr),
-                             executor=executor, address=address, workers=workers,
-                             on_cells=None if executor == "serial" else show, on_failure=failed.append)
-    if readme is not None:
-        lib.write_readme(readme, rows, block)
+    serial = plan.executor == "serial"
+    with _seed_progress(quiet=as_json) if serial else cell_progress(0, quiet=as_json) as show:
+        rows = lib.run_reproduce(plan, on_seed=None if as_json else lambda *done: say(lib.seed_line(*done)),
+                                 progress=show if serial else None, warn=_note,
+                                 on_cells=None if serial else show, on_failure=failed.append)
     if as_json:
         return print_json(rows)
     show_rows([lib.display(r) for r in rows], lib.COLUMNS, "dfst reproduce", markdown=markdown, as_csv=as_csv,

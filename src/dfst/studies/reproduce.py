@@ -165,19 +165,43 @@ def first_failure(result: Result) -> dict:
 @dataclass(frozen=True)
 class ReproducePlan:
     """A checked `dfst reproduce`: the seeds of each task, the recipe overrides, and, with an agent
-    file, each task with that agent as its expert (resolved: its alphabet and halting checked)."""
+    file, each task with that agent as its expert (resolved: its alphabet and halting checked); where
+    runs and results go, how each model is scored, the README block to rewrite, the executor."""
 
     seeds: dict[str, list[int]]
     overrides: dict
     agent_tasks: list = field(default_factory=list)
+    runs: Path = Path("runs/reproduce")
+    results: Path = Path("results/dfst")
+    time_budget: float = DEFAULT_TIME_BUDGET
+    certify: bool = True
+    rescale: bool = False
+    rerun: bool = False
+    accept_stored: bool = False
+    readme: Path | None = None
+    block: str | None = None
+    executor: str = "serial"
+    address: str | None = None
+    workers: int | None = None
+    command: str = "dfst reproduce"
 
 
 def plan_reproduce(tasks: str, seeds: int = 10, first_seed: int = 0, *, iters: int | None = None,
                    restarts: int | None = None, finetune: bool = True,
                    time_budget: float = DEFAULT_TIME_BUDGET, agent_file: str | Path | None = None,
-                   rerun: bool = False, accept_stored: bool = False) -> ReproducePlan:
-    """Everything `dfst reproduce` checks before it trains: the --tasks plan, the overrides, the
-    agent on every task of the plan, the two ways with stale results (which exclude each other)."""
+                   rerun: bool = False, accept_stored: bool = False, readme: Path | None = None,
+                   block: str | None = None, executor: str = "serial",
+                   say: Callable[[str], None] = lambda text: None, **where) -> ReproducePlan:
+    """Everything `dfst reproduce` checks before it trains: the README and its block, the --tasks plan,
+    the overrides, the agent on every task of the plan, the two ways with stale results (which
+    exclude each other), the executor (Ray missing: serial, told to `say`). `where`: the plan's
+    other fields (runs, results, certify, rescale, address, workers, command)."""
+    from dfst.studies.executors import choose_executor
+
+    if block is not None and readme is None:
+        raise DfstError("--block names a block of the --readme file: give --readme too")
+    if readme is not None:
+        check_readme(readme, block)
     plan = seed_plan(tasks, seeds, first_seed)
     overrides = check_overrides(iters, restarts, time_budget) | ({} if finetune else {"finetune": False})
     agent_tasks = []
@@ -188,7 +212,21 @@ def plan_reproduce(tasks: str, seeds: int = 10, first_seed: int = 0, *, iters: i
         overrides["agent"] = str(agent_file)
     if rerun and accept_stored:
         raise DfstError("--rerun and --accept-stored exclude each other: pick one")
-    return ReproducePlan(plan, overrides, agent_tasks)
+    return ReproducePlan(plan, overrides, agent_tasks, time_budget=time_budget, rerun=rerun,
+                         accept_stored=accept_stored, readme=readme, block=block,
+                         executor=choose_executor(executor, say), **where)
+
+
+def run_reproduce(plan: ReproducePlan, **hear) -> list[dict]:
+    """`dfst reproduce` of a checked plan: `reproduce` with the plan's settings, then the plan's README
+    block rewritten; `hear`: reproduce's callbacks (on_seed, progress, warn, on_cells, on_failure)."""
+    rows = reproduce(plan.seeds, plan.runs, plan.results, time_budget=plan.time_budget, certify=plan.certify,
+                     rescale=plan.rescale, overrides=plan.overrides, rerun=plan.rerun,
+                     accept_stored=plan.accept_stored, command=plan.command, executor=plan.executor,
+                     address=plan.address, workers=plan.workers, **hear)
+    if plan.readme is not None:
+        write_readme(plan.readme, rows, plan.block)
+    return rows
 
 
 def seed_plan(tasks: str, seeds: int, first_seed: int) -> dict[str, list[int]]:
