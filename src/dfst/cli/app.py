@@ -125,6 +125,11 @@ def print_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, indent=1) + "\n")
 
 
+def note(text: str) -> None:
+    """A note on stderr (stdout stays the command's output): `dfst: note: TEXT`."""
+    print(f"dfst: note: {text}", file=sys.stderr)
+
+
 def note_agent(task, quiet: bool) -> None:
     """On stderr (not with --json, whose report says it): the states of a --agent that no rule
     reaches, which dfst ignores."""

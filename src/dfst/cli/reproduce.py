@@ -21,6 +21,7 @@ from dfst.cli.app import (
     cell_progress,
     check_table_format,
     console,
+    note,
     note_agent,
     print_json,
     show_rows,
@@ -62,10 +63,6 @@ def _seed_progress(*, quiet: bool) -> Iterator[Callable[[str, dict], None]]:
     finally:
         if progress.live.is_started:
             progress.stop()
-
-
-def _note(text: str) -> None:
-    print(f"dfst: note: {text}", file=sys.stderr)
 
 
 @app.command("reproduce")
@@ -118,7 +115,7 @@ def reproduce_command(
     plan = lib.plan_reproduce(tasks, seeds, first_seed, iters=iters, restarts=restarts, finetune=finetune,
                               time_budget=time_budget, agent_file=agent_file, rerun=rerun,
                               accept_stored=accept_stored, readme=readme, block=block, executor=executor,
-                              say=_note, runs=runs, results=results, certify=certify, rescale=rescale,
+                              say=note, runs=runs, results=results, certify=certify, rescale=rescale,
                               address=address, workers=workers, command=command_line())
     for task in plan.agent_tasks:
         note_agent(task, as_json)
@@ -128,7 +125,7 @@ def reproduce_command(
     serial = plan.executor == "serial"
     with _seed_progress(quiet=as_json) if serial else cell_progress(0, quiet=as_json) as show:
         rows = lib.run_reproduce(plan, on_seed=None if as_json else lambda *done: say(lib.seed_line(*done)),
-                                 progress=show if serial else None, warn=_note,
+                                 progress=show if serial else None, warn=note,
                                  on_cells=None if serial else show, on_failure=failed.append)
     if as_json:
         return print_json(rows)

@@ -17,6 +17,7 @@ from dfst.cli.app import (
     app,
     cell_progress,
     check_table_format,
+    note,
     print_json,
     show_rows,
 )
@@ -43,26 +44,20 @@ def sweep_command(
     grid point and system. A failed cell is retried once and reported; exit code 1 if any failed."""
     from dfst.io.locks import command_line
     from dfst.studies import sweep as lib
-    from dfst.studies.executors import choose_executor
 
     check_table_format(markdown, as_csv)
-    cells, results = lib.plan_sweep(spec_file, runs, results, rerun=rerun)
-    name = spec_file.stem
-    executor = choose_executor(executor, lambda text: print(f"dfst: note: {text}", file=sys.stderr))
-    with cell_progress(len(cells), quiet=as_json) as update:
-        outcomes, skipped = lib.run_sweep(cells, results, executor=executor, address=address, workers=workers,
-                                          on_update=update, command=command_line())
-    rows = lib.sweep_rows(cells, outcomes)
-    failed = lib.failures(cells, outcomes)
+    with cell_progress(0, quiet=as_json) as update:
+        report = lib.sweep(spec_file, runs, results, rerun=rerun, executor=executor, address=address,
+                           workers=workers, say=note, on_update=update, command=command_line())
     if as_json:
-        print_json({"cells": len(cells), "skipped": skipped, "failed": failed, "executor": executor,
-                    "results": str(results), "rows": rows})
+        print_json(report.to_dict())
     else:
-        print(f"dfst sweep {spec_file}: {len(cells)} cells, {skipped} already stored, {len(failed)} failed "
-              f"({executor}); results in {results}", file=sys.stderr)
-        show_rows([lib.display(r) for r in rows], lib.COLUMNS, f"dfst sweep {name}", markdown=markdown,
-                  as_csv=as_csv, raw=rows)
-    for line in failed:
+        print(f"dfst sweep {spec_file}: {report.cells} cells, {report.skipped} already stored, "
+              f"{len(report.failed)} failed ({report.executor}); results in {report.results}",
+              file=sys.stderr)
+        show_rows([lib.display(r) for r in report.rows], lib.COLUMNS, f"dfst sweep {spec_file.stem}",
+                  markdown=markdown, as_csv=as_csv, raw=report.rows)
+    for line in report.failed:
         print(f"dfst: failed: {line}", file=sys.stderr)
-    if failed:
+    if report.failed:
         raise typer.Exit(1)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -170,6 +171,39 @@ def run_sweep(cells: list[Cell], results: Path, *, executor: str = "serial", add
     with run_lock(results, command):
         return run_all(cells, executor=executor, address=address, workers=workers, on_update=on_update,
                        before_run=write_cell_file)
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    """What a sweep did: its cells, how many were stored already, the failed ones (a line each), the
+    executor that ran them, where the results are, and the rows of `sweep_rows`."""
+
+    cells: int
+    skipped: int
+    failed: list[str]
+    executor: str
+    results: Path
+    rows: list[dict]
+
+    def to_dict(self) -> dict:
+        return {"cells": self.cells, "skipped": self.skipped, "failed": self.failed,
+                "executor": self.executor, "results": str(self.results), "rows": self.rows}
+
+
+def sweep(spec_file: str | Path, runs: str | Path | None = None, results: str | Path | None = None, *,
+          rerun: bool = False, executor: str = "serial", address: str | None = None,
+          workers: int | None = None, say: Callable[[str], None] = lambda text: None,
+          on_update: Update | None = None, command: str = "dfst sweep") -> SweepReport:
+    """`dfst sweep`: the spec's cells planned and checked (`plan_sweep`), the executor chosen (Ray
+    missing: serial, told to `say`), the cells not stored yet run (`run_sweep`), the rows made."""
+    from dfst.studies.executors import choose_executor
+
+    cells, results = plan_sweep(spec_file, runs, results, rerun=rerun)
+    executor = choose_executor(executor, say)
+    outcomes, skipped = run_sweep(cells, results, executor=executor, address=address, workers=workers,
+                                  on_update=on_update, command=command)
+    return SweepReport(len(cells), skipped, failures(cells, outcomes), executor, results,
+                       sweep_rows(cells, outcomes))
 
 
 def write_cell_file(cell: Cell) -> None:
