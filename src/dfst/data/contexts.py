@@ -46,10 +46,9 @@ def contexts(steps: list[tuple], n: int) -> set[tuple]:
     return {tuple(padded[i:i + n]) for i in range(len(steps))}
 
 
-def context_cover(traces: list[np.ndarray], samples: int) -> tuple[list[int], int]:
-    """(indices into `traces`, the context length n): the longest n whose whole cover fits in
-    `samples`, else MIN_CONTEXT's cover cut at `samples` (`greedy_cover`)."""
-    steps = [observations(t) for t in traces]  # once: every context length reads them
+def context_cover(steps: list[list[tuple]], samples: int) -> tuple[list[int], int]:
+    """(indices into `steps`, each a PTO's `observations`; the context length n): the longest n whose
+    whole cover fits in `samples`, else MIN_CONTEXT's cover cut at `samples` (`greedy_cover`)."""
     best = greedy_cover([contexts(s, MIN_CONTEXT) for s in steps], samples), MIN_CONTEXT
     for n in range(MIN_CONTEXT + 1, MAX_CONTEXT + 1):
         chosen = greedy_cover([contexts(s, n) for s in steps], samples + 1)
@@ -82,17 +81,18 @@ def greedy_cover(shown_by: list[set], samples: int) -> list[int]:
 
 
 def grown_pool(task: Task, max_digits: int, rng: np.random.Generator,
-               seed: int) -> tuple[list[Instance], list[np.ndarray], int]:
-    """(instances, their PTOs, the expert runs spent): the first batch of candidates from `rng`, then
-    further batches of random pairs, each from its own stream, for as long as a batch shows a pair of
-    consecutive observations that no batch before it showed (at most POOL_BATCHES batches kept, none
-    drawn once the kept PTOs hold POOL_STEPS steps). The batch that showed nothing new is not kept,
-    but its runs are counted."""
+               seed: int) -> tuple[list[Instance], list[np.ndarray], list[list[tuple]], int]:
+    """(instances, their PTOs, those as `observations`, the expert runs spent): the first batch of
+    candidates from `rng`, then further batches of random pairs, each from its own stream, for as
+    long as a batch shows a pair of consecutive observations that no batch before it showed (at most
+    POOL_BATCHES batches kept, none drawn once the kept PTOs hold POOL_STEPS steps). The batch that
+    showed nothing new is not kept, but its runs are counted."""
     from dfst.data.coverage import candidate_instances, random_candidates
 
     pool = candidate_instances(task, max_digits, rng, COVER_CANDIDATES)
     traces = [record_run(task, inst) for inst in pool]
-    shown = set().union(*(contexts(observations(t), MIN_CONTEXT) for t in traces))
+    steps = [observations(t) for t in traces]
+    shown = set().union(*(contexts(s, MIN_CONTEXT) for s in steps))
     queries = len(pool)
     for batch in range(1, POOL_BATCHES):
         if sum(len(t) for t in traces) >= POOL_STEPS:
@@ -100,21 +100,22 @@ def grown_pool(task: Task, max_digits: int, rng: np.random.Generator,
         more = random_candidates(task, max_digits, np.random.default_rng([seed, POOL_STREAM, batch]),
                                  COVER_CANDIDATES)
         more_traces = [record_run(task, inst) for inst in more]
+        more_steps = [observations(t) for t in more_traces]
         queries += len(more)
-        new = set().union(*(contexts(observations(t), MIN_CONTEXT) for t in more_traces)) - shown
+        new = set().union(*(contexts(s, MIN_CONTEXT) for s in more_steps)) - shown
         if not new:
             break
         shown |= new
-        pool, traces = pool + more, traces + more_traces
-    return pool, traces, queries
+        pool, traces, steps = pool + more, traces + more_traces, steps + more_steps
+    return pool, traces, steps, queries
 
 
 def context_cover_dataset(task: Task, samples: int, max_digits: int, seed: int) -> PtoDataset:
     """`samples` PTOs of at most max_digits digits: a cover of the contexts the pool's PTOs show, then
     random pairs (module docstring)."""
     rng = np.random.default_rng(seed)
-    pool, traces, queries = grown_pool(task, max_digits, rng, seed)
-    picked, n = context_cover(traces, samples)
+    pool, traces, steps, queries = grown_pool(task, max_digits, rng, seed)
+    picked, n = context_cover(steps, samples)
     instances, kept = [pool[i] for i in picked], [traces[i] for i in picked]
     while len(instances) < samples:
         instances.append(sample_instance(task, rng, 1, max_digits))
