@@ -163,6 +163,19 @@ def test_the_d_column_says_where_fine_tuning_grew_the_model():
     assert display(summary_rows(results)[0])["d"] == "19"
 
 
+def test_the_params_column_spans_the_seeds_as_the_d_column_does():
+    from dataclasses import replace
+
+    from dfst.studies.reproduce import display, summary_rows
+
+    results = [replace(_result(None), params=params) for params in (4634, 8568, 4634)]
+    for r, d in zip(results, (14, 21, 14)):
+        r.details.update(d=d, first_failing_digits=0)
+    shown = display(summary_rows(results)[0])
+    assert (shown["d"], shown["params"]) == ("14-21", "4,634-8,568")
+    assert display(summary_rows(results[::2])[0])["params"] == "4,634"
+
+
 def test_a_reproduce_command_is_planned_before_any_training(tmp_path):
     from dfst.studies.reproduce import plan_reproduce
 

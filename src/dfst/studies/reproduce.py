@@ -139,7 +139,9 @@ def summary_rows(results: list[Result]) -> list[dict]:
             "max_train_digits": runs[0].max_train_digits, "d": runs[0].details["d"],
             "d_range": [min(r.details["d"] for r in runs), max(r.details["d"] for r in runs)],
             "d_grown": grown_d(runs),
-            "params": runs[0].params, **over_seeds(runs, target),
+            "params": runs[0].params,
+            "params_range": [min(r.params for r in runs), max(r.params for r in runs)],
+            **over_seeds(runs, target),
             "first_failing_min": min(failing) if failing else None,
             "cpu_seconds_max": round(max(r.train_seconds for r in runs), 1),
             "failures": [first_failure(r) for r in runs if r.robust_lg < target] if system.startswith("DFST")
@@ -291,13 +293,19 @@ def display(row: dict) -> dict:
     return {"task": row["task"], "system": row["system"], "seeds": row["seeds"], "samples": row["samples"],
             "queries": "-" if queries is None else f"{queries:,.0f}",
             "max train digits": row["max_train_digits"],
-            "trained with": row.get("trained_with", "-"), "d": _d_text(row), "params": f"{row['params']:,}",
+            "trained with": row.get("trained_with", "-"), "d": _d_text(row), "params": _params_text(row),
             "robust at target": f"{row['successes']}/{row['seeds']} at {row['target_digits']:,}",
             "robust LG (median, min)": f"{row['robust_lg_median']:,.0f}, {row['robust_lg_min']:,}",
             "probabilistic LG (median)": f"{row['probabilistic_lg_median']:,.0f}",
             "first failing length": "none" if failing is None else f"{failing:,}",
             "certified (all lengths / bounded / none)": certified_text(row["certified"]),
             "CPU s/seed (median, max)": f"{row['cpu_seconds_median']}, {row['cpu_seconds_max']}"}
+
+
+def _params_text(row: dict) -> str:
+    """The weights at the d training ended with, over the seeds: `258` or `4,634-8,568`."""
+    low, high = row.get("params_range") or (row["params"], row["params"])
+    return f"{low:,}" if low == high else f"{low:,}-{high:,}"
 
 
 def _d_text(row: dict) -> str:
