@@ -141,3 +141,20 @@ def test_score_ladder_reports_each_level_and_ends_with_the_whole_ladders_scores(
     last = scores["levels"][2]
     assert last["random_exact"] == 0 and last["hard_exact"] > 0
     assert "carry_chain" in [f["name"] for f in last["failures"]]
+
+
+def test_a_baseline_waiting_for_a_core_is_not_cut_short():
+    """A baseline's ladder counts the time its evaluation would take alone: waiting (other jobs on
+    the cores) costs wall time, not budget, so the lengths it reaches are the model's own."""
+    import time
+
+    from dfst.baselines.common import evaluate_predictor
+
+    def slow_but_right(instances):
+        time.sleep(0.3)
+        return [ADD2.expected(inst) for inst in instances]
+
+    start = time.perf_counter()
+    scores = evaluate_predictor(ADD2, slow_but_right, (2, 3, 5, 8), random=3, time_budget=0.5)
+    assert time.perf_counter() - start > 1.0 and scores["stopped_by"] == "completed"
+    assert [level["digits"] for level in scores["levels"]] == [2, 3, 5, 8]

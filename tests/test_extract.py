@@ -138,7 +138,8 @@ def test_extract_refuses_an_output_it_may_not_write_before_reading_anything_off(
     target = model
     if source == "run":  # a run directory: its trained weights
         target = tmp_path / "run"
-        run_json(capsys, *TRAIN_ADD2, "--out", target, "--iters", "2", "--eval-every", "0", "--eval-digits", "2")
+        run_json(capsys, *TRAIN_ADD2, "--out", target, "--iters", "2", "--eval-every", "0",
+                 "--eval-digits", "2")
     users = tmp_path / "users"
     users.mkdir()
     (users / "notes.txt").write_text("mine")

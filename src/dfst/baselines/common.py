@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from dfst.errors import DfstError
+from dfst.protocol.clock import alone_seconds
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.instances import HeldOut
 from dfst.protocol.ladder import max_passing
@@ -61,6 +62,8 @@ def evaluate_predictor(task: Task, predict: Predictor, digits: Sequence[int], *,
     nothing works); `on_level(scores so far)` is called after each length (a long ladder saves as
     it goes).
     `time_budget` and `stops` (`growth`, `before`) are the ladder loop's (`dfst.protocol.ladder.climb`);
+    the budget counts the time the evaluation would take alone (`dfst.protocol.clock`: a baseline
+    runs in this process), so that other jobs on the cores never cut its ladder short.
     `trained_on`: the operand pairs the system was trained on, never scored.
     """
     def after_level(levels: list[dict]) -> bool:
@@ -71,7 +74,7 @@ def evaluate_predictor(task: Task, predict: Predictor, digits: Sequence[int], *,
 
     cfg = EvalConfig(tuple(sorted(set(digits))), random, hard, seed, time_budget=time_budget)
     result = score_with(batched(instance_predictor(predict), LEVEL_AT_ONCE), task, cfg, system="baseline",
-                        after_level=after_level, held_out=HeldOut(trained_on), **stops)
+                        after_level=after_level, held_out=HeldOut(trained_on), clock=alone_seconds, **stops)
     protocol = {key: result.details[key] for key in ("instances_sha256", "instance_count", "hard_set")}
     return _scores(result.levels) | {"protocol": protocol, "stopped_by": result.details["stopped_by"]}
 

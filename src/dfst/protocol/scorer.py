@@ -88,9 +88,10 @@ def score_with(answer: Answerer, task: Task, cfg: EvalConfig, *, system: str, co
     """Every length of the ladder through `answer`, or up to the one after which `after_level` says
     stop; the Result with the set's hash and dfst's own time. `stops`: `climb`'s `growth` and
     `before`, for a model whose time grows otherwise than the task's steps or that cannot run a
-    length. `held_out`: the operand pairs the model was trained on, never scored (each level counts
-    them as `excluded`). Memory: the hard set of a length is held whole (the task makes it as a
-    list), the random pairs stream."""
+    length, and `clock` (default the wall's: a command answers in its own process). `held_out`: the
+    operand pairs the model was trained on, never scored (each level counts them as `excluded`).
+    Memory: the hard set of a length is held whole (the task makes it as a list), the random pairs
+    stream."""
     instance_set = InstanceSet()
     wall, cpu = time.perf_counter(), time.process_time()
 
