@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -233,3 +234,22 @@ def test_a_named_block_is_rewritten_and_the_readme_block_left_alone(capsys, tmp_
         code, _, err = run(capsys, "reproduce", *argv, "--runs", tmp_path / "r", "--results", tmp_path / "s")
         assert_one_line_error(code, err, fragment)
     assert not (tmp_path / "r").exists() and not (tmp_path / "s").exists()
+
+
+def test_every_stored_result_was_scored_under_the_protocol_its_table_claims():
+    """The tables say "robust at target", "held out" and "hard set N": a stored result scored with
+    another target, hard set, h mode or without the held-out split would make that line untrue (mult10
+    seeds scored at 300 digits once sat under a 1,000-digit heading)."""
+    from dfst.results import load_results
+    from dfst.tasks.hard import hard_set_version
+    from dfst.train.recipes import TARGET_DIGITS
+
+    stored = load_results(Path(__file__).resolve().parents[1] / "results" / "dfst")
+    assert len(stored) > 100
+    for result in stored:
+        protocol = (result.key or {}).get("eval") or {}
+        where = f"{result.task} seed {result.seed} {result.system}"
+        assert protocol.get("target_digits") == TARGET_DIGITS[result.task], where
+        assert protocol.get("hard_set") == hard_set_version(result.task), where
+        assert protocol.get("held_out") is True and protocol.get("rescale") is False, where
+        assert result.details["target_digits"] == TARGET_DIGITS[result.task], where
