@@ -1,14 +1,27 @@
-"""One system's figures over seeds against a target length, as `dfst reproduce` and `dfst sweep` show
-them: how many seeds were robust at the target, the robust and probabilistic LG, the certification
-and the CPU seconds. (`dfst table` reads any result, with no target: `dfst.results.tables`.)"""
+"""Results grouped into table rows (`by_group`, every table's), and one system's figures over seeds
+against a target length, as `dfst reproduce` and `dfst sweep` show them: how many seeds were robust at
+the target, the robust and probabilistic LG, the certification and the CPU seconds. (`dfst table`
+reads any result, with no target: `dfst.results.tables`.)"""
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import TypeVar
 
 from dfst.results.certified import certified_counts
 from dfst.results.schema import Result
+
+T = TypeVar("T")
+
+
+def by_group(items: Iterable[T], key: Callable[[T], Hashable]) -> dict[Hashable, list[T]]:
+    """`items` (results, or pairs holding one) grouped by `key`, a table row each ((system, task),
+    (task, system), ...); groups and the seeds within them in the order they come."""
+    groups: dict[Hashable, list[T]] = {}
+    for item in items:
+        groups.setdefault(key(item), []).append(item)
+    return groups
 
 
 def over_seeds(runs: Sequence[Result], target: int) -> dict:

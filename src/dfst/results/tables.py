@@ -13,6 +13,7 @@ from pathlib import Path
 
 from dfst.io.outputs import replace_between, rewrite_between
 from dfst.results.certified import certified_counts, certified_text
+from dfst.results.over_seeds import by_group
 from dfst.results.schema import Result
 from dfst.results.store import load_results, read_checkpoint_result, read_run_result
 from dfst.tasks import TASKS
@@ -44,9 +45,7 @@ def comparison(results: Path, readme: Path | None = None, *, sweeps: bool = Fals
 
 def table_rows(results: Sequence[Result]) -> list[dict]:
     """One row per (system, task), seeds aggregated: DFST rows first, then by system and task."""
-    groups: dict[tuple[str, str], list[Result]] = {}
-    for r in results:
-        groups.setdefault((r.system, r.task), []).append(r)
+    groups = by_group(results, lambda r: (r.system, r.task))
     tasks = list(TASKS)
     order = sorted(groups, key=lambda key: (not key[0].startswith("DFST"), key[0].lower(),
                                             tasks.index(key[1]) if key[1] in tasks else len(tasks), key[1]))

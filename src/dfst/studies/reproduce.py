@@ -21,7 +21,7 @@ from dfst.io.outputs import refuse_special, replace_between, rewrite_between
 from dfst.io.run_guard import run_lock
 from dfst.results import Result
 from dfst.results.certified import certified_text
-from dfst.results.over_seeds import over_seeds
+from dfst.results.over_seeds import by_group, over_seeds
 from dfst.studies.seeds import DEFAULT_TIME_BUDGET, reproduce_seed
 from dfst.train.recipes import RECIPES, TARGET_DIGITS
 
@@ -125,9 +125,7 @@ def trained_with(config: dict) -> str:
 
 def summary_rows(results: list[Result]) -> list[dict]:
     """One row per (task, system): successes over seeds, robust / probabilistic LG, CPU per seed."""
-    groups: dict[tuple[str, str], list[Result]] = {}
-    for r in results:
-        groups.setdefault((r.task, r.system), []).append(r)
+    groups = by_group(results, lambda r: (r.task, r.system))
     rows = []
     for (task, system), runs in groups.items():
         target = TARGET_DIGITS[task]
