@@ -175,3 +175,15 @@ def test_the_api_block_trains_what_dfst_train_trains(task):
     assert ours.keys() == theirs.keys()
     differ = {f.name for f in flat_fields() if getattr(cfg, f.name) != getattr(recipe(task, seed=0), f.name)}
     assert {GROUP_OF[name] for name in differ} <= set(WATCHING)
+
+
+def test_the_training_speed_table_is_docs_performance_md():
+    """The README's iterations-per-second rows are performance.md's measured ones (a table edit once
+    pasted the headline's rows under this heading)."""
+    text = README.read_text().split("| recipe | autograd it/s |", 1)[1].split("\n\n", 1)[0]
+    readme_rows = table_rows("| recipe |" + text)
+    measured = {row[0]: row for row in table_rows((ROOT / "docs" / "performance.md").read_text())
+                if len(row) == 9}
+    assert [row[0] for row in readme_rows] == ["add2", "add10", "mult2", "mult10", "div10x1"]
+    for task, autograd, fused, ratio, share in readme_rows:
+        assert (autograd, fused, ratio, share) == tuple(measured[task][i] for i in (4, 5, 6, 8))
