@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/baselines_neural_gpu.py --task add2 --seed 0 [--config KEY=VALUE ...]
 
-Writes results/baselines/neural-gpu-<task>-s<seed>.json (BaselineResult.to_json()) and prints the
+Writes results/baselines/neural-gpu-<task>-s<seed>.json (Result.to_dict()) and prints the
 per-level figures. One thread, so CPU process time is comparable between runs on a shared machine.
 """
 
@@ -44,7 +44,7 @@ def main() -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
 
     def save(result) -> None:  # after every length, so a long ladder leaves what it measured
-        path.write_text(json.dumps(result.to_json(), indent=1) + "\n")
+        path.write_text(json.dumps(result.to_dict(), indent=1) + "\n")
         lv = result.levels[-1]
         print(f"  {lv['digits']:>5} bits: {lv['exact']}/{lv['instances']} exact, random {lv['random_exact']}/"
               f"{lv['random']}; failures {sorted(set(lv['failures']))}", flush=True)

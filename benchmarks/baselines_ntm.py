@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/baselines_ntm.py --task add2 --seed 0 [--config KEY=VALUE ...]
 
 Writes results/baselines/ntm-<task>-s<seed>.json (copy: run_copy's dict; a dfst task:
-BaselineResult.to_json()) and prints the figures. One thread, so CPU process times compare.
+Result.to_dict()) and prints the figures. One thread, so CPU process times compare.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def run_task(task: str, seed: int, overrides: list[str], progress: bool, path: P
     config = {**ARITH_BENCHMARK, **parse_config(overrides, ntm.DEFAULTS)}
 
     def save(result) -> None:  # after every length, so a long ladder leaves what it measured
-        path.write_text(json.dumps(result.to_json(), indent=1) + "\n")
+        path.write_text(json.dumps(result.to_dict(), indent=1) + "\n")
         lv = result.levels[-1]
         print(f"  {lv['digits']:>5} bits: {lv['exact']}/{lv['instances']} exact, random {lv['random_exact']}/"
               f"{lv['random']}; failures {sorted(set(lv['failures']))}", flush=True)
@@ -49,7 +49,7 @@ def run_task(task: str, seed: int, overrides: list[str], progress: bool, path: P
     print(f"ntm {task} seed {seed}: params {result.params:,}, samples {result.samples:,}, "
           f"train CPU s {result.train_seconds}; robust LG {result.robust_lg}, "
           f"probabilistic LG {result.probabilistic_lg}; {result.notes}")
-    return result.to_json()
+    return result.to_dict()
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -43,7 +43,7 @@ def main() -> None:
     print(f"robust LG {result.robust_lg}  probabilistic LG {result.probabilistic_lg}  ({result.notes})")
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"tp-transformer-{args.task}-s{args.seed}.json"
-    path.write_text(json.dumps(result.to_json(), indent=2) + "\n")
+    path.write_text(json.dumps(result.to_dict(), indent=2) + "\n")
     print(f"wrote {path}")
 
 

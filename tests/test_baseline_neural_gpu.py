@@ -5,8 +5,8 @@ import torch
 
 from dfst.baselines import io_pairs
 from dfst.baselines import neural_gpu as ng
-from dfst.baselines.common import BaselineResult
 from dfst.errors import DfstError
+from dfst.results import Result
 from dfst.tasks import get_task
 from dfst.tasks.base import Instance
 
@@ -114,7 +114,7 @@ def test_training_steps_change_weights_and_reduce_loss_on_a_tiny_batch():
 def test_run_is_deterministic_and_well_formed():
     first = ng.run(ADD2, seed=7, config=TINY, progress=False)
     second = ng.run(ADD2, seed=7, config=TINY, progress=False)
-    assert isinstance(first, BaselineResult)
+    assert isinstance(first, Result)
     assert first.levels == second.levels and first.notes == second.notes
     assert first.system == "neural-gpu" and first.task == "add2" and first.max_train_digits == 3
     assert first.params == sum(p.numel() for p in ng.build_model(ADD2, ng.merged_config(TINY)).parameters())
@@ -123,7 +123,7 @@ def test_run_is_deterministic_and_well_formed():
     level = first.levels[0]
     assert level["instances"] == len(ADD2.hard_instances(2)) + 2 and len(level["failures"]) == \
         level["hard"] - level["hard_exact"]
-    assert set(first.to_json()) >= {"system", "task", "samples", "params", "robust_lg", "probabilistic_lg"}
+    assert set(first.to_dict()) >= {"system", "task", "samples", "params", "robust_lg", "probabilistic_lg"}
 
 
 def test_score_ladder_reports_each_level_and_ends_with_the_whole_ladders_scores():

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from dfst.baselines import ntm
-from dfst.baselines.common import BaselineResult
 from dfst.errors import DfstError
+from dfst.results import Result
 from dfst.tasks import get_task
 from dfst.tasks.base import Instance
 
@@ -130,7 +130,7 @@ def test_run_copy_rejects_a_zero_evaluation_interval():
 def test_run_is_deterministic_and_well_formed():
     first, second = ntm.run(ADD2, seed=2, config=TINY, progress=False), ntm.run(ADD2, seed=2, config=TINY,
                                                                                 progress=False)
-    assert isinstance(first, BaselineResult) and first.levels == second.levels and first.notes == second.notes
+    assert isinstance(first, Result) and first.levels == second.levels and first.notes == second.notes
     assert first.system == "ntm" and first.max_train_digits == 3 and 0 < first.samples <= 12
     assert [lv["digits"] for lv in first.levels] == [2, 4]
     assert first.params == sum(p.numel() for p in ntm.build_arithmetic_model(
@@ -138,7 +138,7 @@ def test_run_is_deterministic_and_well_formed():
 
 
 def test_copy_record_is_not_read_as_a_table_row(tmp_path):
-    from dfst.baselines.results import load_results
+    from dfst.results import load_results
 
     (tmp_path / "ntm-copy-s0.json").write_text(__import__("json").dumps(ntm.run_copy(0, TINY_COPY, False)))
     assert load_results(tmp_path) == []

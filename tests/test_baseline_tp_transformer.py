@@ -15,8 +15,8 @@ from cli_helpers import run_json
 from dfst.baselines import tp_mult_scratchpad as tpm
 from dfst.baselines import tp_scratchpad as tp
 from dfst.baselines import tp_transformer as tpt
-from dfst.baselines.common import BaselineResult
 from dfst.errors import DfstError
+from dfst.results import Result
 from dfst.tasks import get_task
 
 ADD, MULT = tpt.PROGRAMS["add10"], tpt.PROGRAMS["mult10x1"]
@@ -174,7 +174,7 @@ def test_training_is_deterministic():
 
 def test_run_returns_a_well_formed_record():
     result = tpt.run(get_task("add10"), seed=0, config=TINY, progress=False)
-    assert isinstance(result, BaselineResult) and result.system == "tp-transformer"
+    assert isinstance(result, Result) and result.system == "tp-transformer"
     assert result.task == "add10" and result.max_train_digits == 2
     assert [lv["digits"] for lv in result.levels] == [2, 4]
     hard = {n: len(get_task("add10").hard_instances(n)) for n in (2, 4)}
@@ -182,7 +182,7 @@ def test_run_returns_a_well_formed_record():
     assert result.params == sum(p.numel() for p in tiny_model().parameters())
     assert result.samples > 0 and result.train_seconds > 0
     assert result.robust_lg in (0, 2, 4) and result.probabilistic_lg in (0, 2, 4)
-    json.dumps(result.to_json())
+    json.dumps(result.to_dict())
 
 
 def test_bad_input_is_a_one_line_error():

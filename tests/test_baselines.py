@@ -12,12 +12,11 @@ from cli_helpers import assert_one_line_error, run, run_json
 from dfst.automata import HALT_MOVE
 from dfst.baselines import lstm, rpni
 from dfst.baselines.common import evaluate_predictor, length_ladder
-from dfst.baselines.results import MARK_END, MARK_START, replace_block, save_result
 from dfst.data import record_dataset
 from dfst.errors import DfstError
 from dfst.extract import extract
 from dfst.grid.rollout import rollout
-from dfst.results import Result
+from dfst.results import MARK_END, MARK_START, Result, replace_block, save_result
 from dfst.tasks import get_task
 
 ADD2 = get_task("add2")

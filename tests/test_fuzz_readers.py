@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dfst.automata import Transducer, load_transducer
-from dfst.baselines.results import load_results
 from dfst.cli.app import read_operand
 from dfst.data import PtoDataset, load_dataset, record_dataset, save_dataset
 from dfst.errors import DfstError
 from dfst.model.checkpoint import CONFIG_FILE, TENSORS, WEIGHTS_FILE, load_checkpoint, save_checkpoint
 from dfst.model.compile import compile_agent
+from dfst.results import Result, load_results
 from dfst.tasks import TASKS
 from dfst.train.state import load_train_state, save_train_state
 
@@ -161,7 +161,7 @@ RESULT = {"system": "NTM", "task": "add2", "seed": 0, "samples": 10, "params": 1
 def test_fuzz_results(tmp_path, raw):
     (tmp_path / "r.json").write_bytes(raw)
     results = clean(load_results, tmp_path)
-    assert results is None or isinstance(results, list) and all(isinstance(r, dict) for r in results)
+    assert results is None or isinstance(results, list) and all(isinstance(r, Result) for r in results)
 
 
 # ---- operand files -------------------------------------------------------------------------------
@@ -221,4 +221,4 @@ def test_valid_files_load(tmp_path, dataset_bytes, checkpoint_files, state_bytes
     assert load_train_state(tmp_path / "s.safetensors", *model_and_optimizer()) == {"iteration": 1}
     (tmp_path / "res").mkdir()
     (tmp_path / "res" / "r.json").write_text(json.dumps(RESULT))
-    assert load_results(tmp_path / "res")[0]["robust_lg"] == 3
+    assert load_results(tmp_path / "res")[0].robust_lg == 3

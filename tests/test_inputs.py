@@ -468,7 +468,7 @@ def test_checkpoint_config_that_is_a_fifo(tmp_path):
 
 
 def test_results_with_deep_json(tmp_path):
-    from dfst.baselines.results import load_results
+    from dfst.results import load_results
 
     (tmp_path / "r.json").write_text('{"system": ' + "[" * 5000 + "]" * 5000 + "}")
     with pytest.raises(DfstError, match="nests deeper"):

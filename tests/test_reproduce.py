@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import assert_one_line_error, run, run_json
-from dfst.baselines.results import load_results
 from dfst.cli.reproduce import seed_plan
 from dfst.errors import DfstError
+from dfst.results import load_results
 from dfst.tasks import TASKS, get_task
 from dfst.train import TrainConfig
 from dfst.train.recipes import PUBLISHED, RECIPES, TARGET_DIGITS, recipe
@@ -27,7 +27,7 @@ def test_one_quick_seed_gives_rows_and_result_files(capsys, tmp_path):
     rows = run_json(capsys, "reproduce", *args)
     assert sorted(r["system"] for r in rows) == SYSTEMS
     assert all(r["task"] == "add2" and r["seeds"] == 1 and r["samples"] == 20 for r in rows)
-    stored = load_results(tmp_path / "results")
+    stored = [r.to_dict() for r in load_results(tmp_path / "results")]
     assert sorted(r["system"] for r in stored) == SYSTEMS
     for r in stored:  # each model that exists was certified in plain mode, as it was evaluated
         assert r["key"]["eval"]["rescale"] is False and r["key"]["eval"]["certify"] is True
@@ -67,7 +67,7 @@ def test_without_the_phase_and_certification_two_systems_and_no_certified_column
                     "--runs", tmp_path / "runs", "--results", tmp_path / "results")
     assert sorted(r["system"] for r in rows) == ["DFST", "DFST (extracted)"]
     assert all(r["certified"] is None for r in rows)
-    stored = load_results(tmp_path / "results")
+    stored = [r.to_dict() for r in load_results(tmp_path / "results")]
     assert all("certified" not in r["details"] and r["key"]["eval"]["rescale"] for r in stored)
     assert not (tmp_path / "runs" / "add2" / "s0" / "trained").exists()
 

@@ -134,16 +134,6 @@ def test_load_results_skips_what_is_no_result_and_refuses_a_result_without_a_fig
         load_results(tmp_path)
 
 
-def test_old_paths_still_work(tmp_path):
-    from dfst.baselines import results as old
-    from dfst.baselines.common import BaselineResult
-
-    assert BaselineResult is Result
-    assert result().to_json() == result().to_dict()
-    (tmp_path / "r.json").write_text(json.dumps(LEGACY))
-    assert old.load_results(tmp_path)[0]["robust_lg"] == 3  # dicts, as it always returned
-
-
 # ----------------------------------------------------------------------------- checkpoints and runs
 
 

@@ -1,8 +1,8 @@
 """Baselines, trained and scored under the DFST's protocol. Modules are imported only when used.
 
 Each module `dfst.baselines.<module>` defines `DEFAULTS: dict` (its CPU-sized configuration) and
-`run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Result` (`dfst.results.Result`,
-also importable under its old name `dfst.baselines.common.BaselineResult`). A module may add tasks of
+`run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Result` (`dfst.results.Result`).
+A module may add tasks of
 its own: `EXTRA_TASKS` (scored like a dfst task, e.g. the TP-Transformer's mult10x1) and `SIDE_TASKS`
 (name -> (run, defaults): no dfst task and no protocol, e.g. the NTM's copy; their record is a dict).
 

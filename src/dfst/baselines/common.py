@@ -1,5 +1,5 @@
-"""What every baseline shares: its result (`dfst.results.Result`, here also under its old name
-BaselineResult) and its scoring under the DFST's own protocol.
+"""What every baseline shares: its result (`dfst.results.Result`) and its scoring under the DFST's
+own protocol.
 
 A baseline maps operand pairs to answers (input/output systems: the LSTM, the Neural GPU, the NTM,
 the TP-Transformer, and the sequence-model policies, whose predictor runs them closed loop on the
@@ -24,7 +24,6 @@ from dfst.protocol.config import EvalConfig
 from dfst.protocol.instances import HeldOut
 from dfst.protocol.ladder import max_passing
 from dfst.protocol.scorer import batched, score_with
-from dfst.results import Result
 from dfst.tasks.base import Instance, Task
 
 # Predicts answers (digit strings, most significant first, no leading zeros except "0") for a batch of
@@ -33,10 +32,6 @@ Predictor = Callable[[list[Instance]], list[str | None]]
 # A length's instances go to a predictor in one call, as they always have (each baseline batches inside),
 # up to the protocol's 32 MiB of requests a call (`dfst.protocol.scorer.BATCH_BYTES`).
 LEVEL_AT_ONCE = 1 << 30
-
-
-# The old name of the one result type (dfst.results.Result), kept: every baseline builds one.
-BaselineResult = Result
 
 
 def hardware() -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from dfst.baselines.common import BaselineResult, evaluate_predictor, hardware, merge_config, sample_pairs
+from dfst.baselines.common import evaluate_predictor, hardware, merge_config, sample_pairs
 from dfst.baselines.library import sources
 from dfst.baselines.library.assembler import assemble
 from dfst.baselines.library.execute import one_hot_state, run_soft
@@ -31,6 +31,7 @@ from dfst.baselines.library.interpreter import DiscreteState, initial_state, run
 from dfst.baselines.library.isa import MachineConfig
 from dfst.baselines.library.machine import compile_program
 from dfst.errors import DfstError
+from dfst.results import Result
 from dfst.tasks.base import Instance, Task
 
 DEFAULTS: dict = {
@@ -165,7 +166,7 @@ def train_selector(task: Task, config: dict, seed: int) -> tuple[torch.Tensor, i
     return logits.detach(), seen, trace
 
 
-def run(task: Task, *, seed: int = 0, config: dict | None = None, progress: bool = True) -> BaselineResult:
+def run(task: Task, *, seed: int = 0, config: dict | None = None, progress: bool = True) -> Result:
     """Train the selector on `task` (add2 or sort2) and score the selected program on the DFST protocol."""
     if task.name not in TASKS:
         raise DfstError(f"the library model has compiled programs for {' and '.join(TASKS)} only")
@@ -180,7 +181,7 @@ def run(task: Task, *, seed: int = 0, config: dict | None = None, progress: bool
     scores = evaluate_predictor(
         task, lambda batch: [run_on_interpreter(layout, candidates[chosen], i) for i in batch],
         digits, random=config["random"], seed=seed)
-    return BaselineResult(
+    return Result(
         system=SYSTEM, task=task.name, seed=seed, samples=seen, params=len(candidates),
         max_train_digits=config["max_train_digits"], robust_lg=scores["robust_lg"],
         probabilistic_lg=scores["probabilistic_lg"], train_seconds=round(seconds, 3), hardware=hardware(),

@@ -21,7 +21,6 @@ from torch import nn
 from torch.nn import functional as F
 
 from dfst.baselines.common import (
-    BaselineResult,
     clipped_step,
     count_params,
     evaluate_predictor,
@@ -29,6 +28,7 @@ from dfst.baselines.common import (
     length_ladder,
     sample_pairs,
 )
+from dfst.results import Result
 from dfst.tasks.arith import DIGIT_CHARS, canonical
 from dfst.tasks.base import Instance, Task
 
@@ -202,7 +202,7 @@ class _bar:
             self.progress.stop()
 
 
-def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> BaselineResult:
+def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Result:
     from dfst.train import deterministic
 
     config = {**DEFAULTS, **config}
@@ -217,7 +217,7 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Baseli
         scores = evaluate_predictor(task, predictor(model, task),
                                     length_ladder(config["max_train_digits"], config["eval_top"]),
                                     random=config["random"], stop_when_none_exact=True)
-    return BaselineResult(
+    return Result(
         system="LSTM", task=task.name, seed=seed, samples=config["steps"] * config["batch"],
         params=count_params(model), max_train_digits=config["max_train_digits"],
         robust_lg=scores["robust_lg"], probabilistic_lg=scores["probabilistic_lg"],

@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dfst.automata import Transducer
-from dfst.baselines.common import BaselineResult, hardware, max_passing
+from dfst.baselines.common import hardware, max_passing
 from dfst.data import SAMPLERS
 from dfst.errors import DfstError
 from dfst.extract import extract
@@ -29,6 +29,7 @@ from dfst.extract.rpni import LEARNERS
 from dfst.grid.rollout import DfstWeights
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.evaluate import run_protocol
+from dfst.results import Result
 from dfst.tasks.base import Task
 
 DEFAULTS: dict = {
@@ -112,7 +113,7 @@ def search_samples(task: Task, config: dict, seed: int,
     return high, tried
 
 
-def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> BaselineResult:
+def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Result:
     config = {**DEFAULTS, **config}
     if config["sampler"] not in SAMPLERS:
         raise DfstError(f"unknown sampler {config['sampler']!r} (known: {', '.join(SAMPLERS)})")
@@ -132,7 +133,7 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Baseli
     if tried:
         notes += (f"; the fewest found robust at {config['search_digits']} digits" if needed else
                   f"; no count on the ladder was robust at {config['search_digits']} digits")
-    return BaselineResult(
+    return Result(
         system=system_name(config),
         task=task.name, seed=seed, samples=None if tried and needed is None else count, params=0,
         max_train_digits=config["max_digits"], robust_lg=report["robust_max_digits"],

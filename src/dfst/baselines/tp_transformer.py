@@ -30,8 +30,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from dfst.baselines import tp_mult_scratchpad as tpm
 from dfst.baselines import tp_scratchpad as tp
-from dfst.baselines.common import BaselineResult, evaluate_predictor, hardware
+from dfst.baselines.common import evaluate_predictor, hardware
 from dfst.errors import DfstError
+from dfst.results import Result
 from dfst.tasks import get_task
 from dfst.tasks.base import Instance, Task
 
@@ -296,7 +297,7 @@ def eval_digits(cfg: dict) -> list[int]:
     return sorted({max(1, round(f * cfg["max_train_digits"])) for f in factors})
 
 
-def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> BaselineResult:
+def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Result:
     """Train on the task's Turing Programs, evaluate on the protocol's instances, return the record."""
     if task.name not in PROGRAMS:
         raise DfstError(f"tp-transformer has Turing Programs for {', '.join(PROGRAMS)} only, not {task.name}")
@@ -313,7 +314,7 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Baseli
     scores = evaluate_predictor(spec.task, make_predictor(model, window, spec), eval_digits(cfg),
                                 random=int(cfg["eval_random"]), seed=seed)
     curve = trained["loss_curve"]
-    return BaselineResult(
+    return Result(
         system="tp-transformer", task=task.name, seed=seed, samples=trained["samples"],
         params=sum(p.numel() for p in model.parameters()), max_train_digits=int(cfg["max_train_digits"]),
         robust_lg=scores["robust_lg"], probabilistic_lg=scores["probabilistic_lg"],

@@ -63,10 +63,6 @@ class Result:
         """The JSON form: the format marker and version first, then every field."""
         return {"format": FORMAT, "version": VERSION, **asdict(self)}
 
-    def to_json(self) -> dict:
-        """The old name of `to_dict` (BaselineResult.to_json)."""
-        return self.to_dict()
-
     @classmethod
     def from_dict(cls, data: object, where: str) -> Result:
         """The Result of a result file's JSON (any version up to VERSION), every field checked;
