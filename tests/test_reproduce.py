@@ -88,10 +88,13 @@ def test_certified_counts_sort_seeds_into_all_lengths_bounded_and_none():
     results = [_result("all"), _result("bounded", 444), _result("bounded", 738), _result("none"),
                _result("bounded", 999, checker="REJECTED: no"), _result("all", checker=None)]
     counts = certified_counts(results)
-    assert counts == {"all": 1, "bounded": 2, "none": 3, "bounded_digits": [444, 738]}
+    assert counts == {"all": 1, "bounded": 2, "none": 3, "not_run": 0, "bounded_digits": [444, 738]}
     assert certified_text(counts) == "1 / 2 (444-738 digits) / 3"
     assert certified_counts([_result(None), _result(None)]) is None and certified_text(None) == "not run"
     assert certified_text(certified_counts([_result("bounded", 50)])) == "0 / 1 (50 digits) / 0"
+    # a seed never certified is not counted as a seed that failed certification
+    mixed = certified_counts([_result("all"), _result("all"), _result(None)])
+    assert (mixed["none"], mixed["not_run"]) == (0, 1) and certified_text(mixed) == "2 / 0 / 0 (1 not run)"
 
 
 def test_readme_block_is_rewritten_and_nothing_else(capsys, tmp_path):
