@@ -81,3 +81,14 @@ def test_a_pair_cover_shows_the_context_a_rule_cover_can_miss():
     assert coverage(task, chosen)[1] == set()  # still every rule
     pool_pairs = set().union(*(_pairs_by_replay(task, i) for i in cover_instances(task, 60, 4, seed=0)))
     assert pool_pairs <= set().union(*(_pairs_by_replay(task, i) for i in chosen))
+
+
+def test_the_coverage_query_runs_from_python_with_the_default_memory_bound():
+    from dfst.data.coverage_query import CoverageQuery, coverage
+    from dfst.errors import DfstError
+    from dfst.tasks import get_task
+
+    report = coverage(get_task("add2"), CoverageQuery(samples=5, max_digits=3))
+    assert report["instances"] == 5 and report["covered"] <= report["rules"]
+    with pytest.raises(DfstError, match="memory"):
+        coverage(get_task("add2"), CoverageQuery(samples=5, max_digits=3, max_memory=1))

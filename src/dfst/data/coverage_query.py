@@ -23,7 +23,7 @@ class CoverageQuery:
     sampler: str = "uniform"
     minimal: bool = False
     pool: int = 5000  # --minimal: random candidates when the pool is not exhaustive
-    max_memory: int = 0  # bytes the replays may plan to hold
+    max_memory: int | None = None  # bytes the replays may plan to hold (None: default_max_memory())
 
     def check(self) -> None:
         """Which options go together (their values: `dfst.data.samplers.check_coverage_values`)."""
@@ -67,6 +67,7 @@ def check_work(task: Task, query: CoverageQuery) -> None:
     against the replay_steps cap and the memory bound, before any instance is drawn (a --data file is
     bounded by the dataset caps)."""
     from dfst.data.cover_search import estimate_minimal
+    from dfst.io.limits import default_max_memory
     from dfst.tasks.budget import check_estimate, estimate_coverage
 
     if query.minimal:
@@ -77,4 +78,4 @@ def check_work(task: Task, query: CoverageQuery) -> None:
         what = f"{query.samples:,} instances of up to {query.max_digits:,} digits (--sampler {query.sampler})"
     else:
         return
-    check_estimate(estimate, query.max_memory, what)
+    check_estimate(estimate, query.max_memory or default_max_memory(), what)

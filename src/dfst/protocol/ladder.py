@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from dfst.io.limits import default_max_memory
 from dfst.protocol.config import EvalConfig
@@ -62,8 +61,7 @@ def climb(task: Task, cfg: EvalConfig, run_level: RunLevel, estimate: Callable[[
     start = clock()
     last_seconds = 0.0  # the last length's seconds on `clock`
     for n in ladder(cfg):
-        spent = Spent(clock() - start, last_seconds)
-        reason = _stop_before(n, cfg, levels, estimate, growth, spent, before)
+        reason = _stop_before(n, cfg, levels, estimate, growth, clock() - start, last_seconds, before)
         if reason is not None:
             return levels, reason
         level_start = clock()
@@ -77,26 +75,18 @@ def climb(task: Task, cfg: EvalConfig, run_level: RunLevel, estimate: Callable[[
     return levels, "max_digits" if cfg.until_fail else "completed"
 
 
-@dataclass(frozen=True)
-class Spent:
-    """Seconds on the climb's clock: since it began, and on the last length run."""
-
-    total: float
-    last: float
-
-
 def _stop_before(n: int, cfg: EvalConfig, levels: list[dict], estimate: Callable[[int], Estimate],
-                 growth: Callable[[int, int], float], spent: Spent,
+                 growth: Callable[[int, int], float], elapsed: float, last_seconds: float,
                  before: Callable[[int], str | None] | None) -> str | None:
     """"memory" for a rung of the climb over the bound (a rung is not refused: the climb ends where
     the memory does), the caller's reason, "time_budget" for a length predicted, from the last one,
-    to overrun it."""
+    to overrun it (`elapsed`, `last_seconds`: on the climb's clock)."""
     if n > max(cfg.digits) and estimate(n).bytes > max_memory(cfg):
         return "memory"
     if before is not None and (reason := before(n)) is not None:
         return reason
     if cfg.budget is not None and levels and \
-            spent.total + spent.last * growth(n, levels[-1]["digits"]) > cfg.budget:
+            elapsed + last_seconds * growth(n, levels[-1]["digits"]) > cfg.budget:
         return "time_budget"
     return None
 

@@ -1,4 +1,4 @@
-"""Results grouped into table rows (`by_group`, every table's), and one system's figures over seeds
+"""Results grouped into table rows (`by_group`), and one system's figures over seeds
 against a target length, as `dfst reproduce` and `dfst sweep` show them: how many seeds were robust at
 the target, the robust and probabilistic LG, the certification and the CPU seconds. (`dfst table`
 reads any result, with no target: `dfst.results.tables`.)"""
@@ -16,8 +16,8 @@ T = TypeVar("T")
 
 
 def by_group(items: Iterable[T], key: Callable[[T], Hashable]) -> dict[Hashable, list[T]]:
-    """`items` (results, or pairs holding one) grouped by `key`, a table row each ((system, task),
-    (task, system), ...); groups and the seeds within them in the order they come."""
+    """`items` grouped by `key`, a table row each ((system, task) for `dfst table`, (task, system)
+    for reproduce); groups and the seeds within them in the order they come."""
     groups: dict[Hashable, list[T]] = {}
     for item in items:
         groups.setdefault(key(item), []).append(item)

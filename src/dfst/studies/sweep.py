@@ -38,7 +38,7 @@ from dfst.io.outputs import check_output_file, make_directory, write_json
 from dfst.io.run_guard import run_lock
 from dfst.results import Result
 from dfst.results.certified import certified_text
-from dfst.results.over_seeds import by_group, over_seeds
+from dfst.results.over_seeds import over_seeds
 from dfst.results.store import CELL_FILE
 from dfst.studies.cells import Cell, run_all
 from dfst.studies.executors import Outcome, Update
@@ -219,15 +219,16 @@ def write_cell_file(cell: Cell) -> None:
 def sweep_rows(cells: list[Cell], outcomes: list[Outcome]) -> list[dict]:
     """One row per (task, grid point, system) over the seeds that finished; a cell that failed
     counts in `failed` and adds no figures."""
+    groups: dict[tuple, list[Result]] = {}
     failed: dict[tuple, int] = {}
-    found: list[tuple[tuple, Result]] = []
     for cell, outcome in zip(cells, outcomes):
         point = (cell.task, cell.point)
         failed[point] = failed.get(point, 0) + (outcome.error is not None)
-        found += [(point, Result.from_dict(record, f"cell {cell.id}")) for record in outcome.value or []]
+        for record in outcome.value or []:
+            result = Result.from_dict(record, f"cell {cell.id}")
+            groups.setdefault((*point, result.system), []).append(result)
     rows = []
-    for (task, point, system), pairs in by_group(found, lambda pair: (*pair[0], pair[1].system)).items():
-        runs = [result for _, result in pairs]
+    for (task, point, system), runs in groups.items():
         rows.append({"task": task, "options": dict(point), "system": system, "seeds": len(runs),
                      "failed": failed[(task, point)], **over_seeds(runs, TARGET_DIGITS[task])})
     return rows
