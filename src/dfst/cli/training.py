@@ -21,8 +21,34 @@ from dfst.errors import DfstError
 from dfst.tasks.user import dfst_command
 from dfst.train.config import config_types, default_of, flat_fields, format_value, option_name
 
+SCHEMA_TYPES = config_types()
+
+
+def _option(f) -> inspect.Parameter:
+    """The `dfst train` option of a TrainConfig field, from the schema (dfst.train.config)."""
+    kind, default, name = SCHEMA_TYPES[f.name], default_of(f), option_name(f.name)
+    decls = [f"{name}/--no-{name[2:]}"] if kind is bool else [name]
+    if isinstance(default, tuple):  # comma-separated on the command line
+        kind, default = str, format_value(default)
+    return inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=kind,
+                             default=typer.Option(default, *decls, help=f.metadata["help"]))
+
+
+def with_config_options(before: str):
+    """Give a command taking `**options` one option per flagged TrainConfig field (from the schema:
+    default, help, type), placed before its parameter `before`, so that typer sees them when the
+    command is registered; the options arrive in `**options` by field name."""
+    def decorate(command):
+        fixed = list(inspect.signature(command).parameters.values())[:-1]  # all but **options
+        split = [p.name for p in fixed].index(before)
+        schema = [_option(f) for f in flat_fields() if f.metadata["flag"]]
+        command.__signature__ = inspect.Signature(fixed[:split] + schema + fixed[split:])
+        return command
+    return decorate
+
 
 @app.command("train")
+@with_config_options(before="resume")
 def train_command(
     ctx: typer.Context,
     task_name: str = typer.Argument(..., metavar="TASK"),
@@ -95,16 +121,6 @@ def _sources(set_by: dict, task_name: str) -> list[tuple[str, dict]]:
     return [(source, values) for source, values in named if values]
 
 
-def _option(f) -> inspect.Parameter:
-    """The `dfst train` option of a TrainConfig field, from the schema (dfst.train.config)."""
-    kind, default, name = SCHEMA_TYPES[f.name], default_of(f), option_name(f.name)
-    decls = [f"{name}/--no-{name[2:]}"] if kind is bool else [name]
-    if isinstance(default, tuple):  # comma-separated on the command line
-        kind, default = str, format_value(default)
-    return inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=kind,
-                             default=typer.Option(default, *decls, help=f.metadata["help"]))
-
-
 def _given(ctx: typer.Context, name: str) -> bool:
     """Whether the user gave the option of field `name` (on the command line), not its default."""
     source = ctx.get_parameter_source(name)
@@ -115,13 +131,6 @@ def parse_options(options: dict) -> dict:
     """The flat TrainConfig fields of `dfst train`'s parsed options (lists of lengths parsed)."""
     return {name: parse_int_list(value, option_name(name)) if isinstance(value, str) and
             SCHEMA_TYPES[name] is not str else value for name, value in options.items()}
-
-
-SCHEMA_TYPES = config_types()
-_FIXED = list(inspect.signature(train_command).parameters.values())[:-1]  # all but **options
-_split = [p.name for p in _FIXED].index("resume")
-train_command.__signature__ = inspect.Signature(
-    _FIXED[:_split] + [_option(f) for f in flat_fields() if f.metadata["flag"]] + _FIXED[_split:])
 
 
 def _until_certified(job, as_json: bool) -> int:
