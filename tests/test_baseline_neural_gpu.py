@@ -129,9 +129,9 @@ def test_run_is_deterministic_and_well_formed():
 def test_score_ladder_reports_each_level_and_ends_with_the_whole_ladders_scores():
     from dfst.baselines.common import evaluate_predictor
 
-    def predict(instances):  # right except at 5 bits with a leading 1 (every random pair, some hard ones)
-        return [None if len(inst.a) == 5 and inst.a.startswith("1") else ADD2.expected(inst)
-                for inst in instances]
+    def predict(instances):  # right except where the longer operand has 5 bits and a leading 1 (every
+        return [None if len(longer := max(inst.a, inst.b, key=len)) == 5 and longer.startswith("1")
+                else ADD2.expected(inst) for inst in instances]  # random pair, some hard instances)
     seen = []
     config = {"eval_digits": "5,2,3", "eval_random": 3}
     scores = io_pairs.score_ladder(ADD2, predict, config, on_level=lambda s: seen.append(s))

@@ -16,6 +16,7 @@ from dfst.baselines import tp_mult_scratchpad as tpm
 from dfst.baselines import tp_scratchpad as tp
 from dfst.baselines import tp_transformer as tpt
 from dfst.errors import DfstError
+from dfst.protocol.instances import hard_at
 from dfst.results import Result
 from dfst.tasks import get_task
 
@@ -177,7 +178,7 @@ def test_run_returns_a_well_formed_record():
     assert isinstance(result, Result) and result.system == "tp-transformer"
     assert result.task == "add10" and result.max_train_digits == 2
     assert [lv["digits"] for lv in result.levels] == [2, 4]
-    hard = {n: len(get_task("add10").hard_instances(n)) for n in (2, 4)}
+    hard = {n: len(hard_at(get_task("add10"), n, whole=n == 2)) for n in (2, 4)}  # 4: its own length only
     assert all(lv["instances"] == hard[lv["digits"]] + 2 for lv in result.levels)
     assert result.params == sum(p.numel() for p in tiny_model().parameters())
     assert result.samples > 0 and result.train_seconds > 0
@@ -261,7 +262,7 @@ def test_training_windows_only_target_tokens_whose_line_above_is_whole():
 def test_mult_run_scores_n_by_one_instances():
     result = tpt.run(tpm.MULT10X1, seed=0, config=TINY, progress=False)
     assert result.task == "mult10x1" and [lv["digits"] for lv in result.levels] == [2, 4]
-    hard = {n: len(tpm.MULT10X1.hard_instances(n)) for n in (2, 4)}
+    hard = {n: len(hard_at(tpm.MULT10X1, n, whole=n == 2)) for n in (2, 4)}
     assert all(lv["instances"] == hard[lv["digits"]] + 2 for lv in result.levels)
     assert tpt.EXTRA_TASKS["mult10x1"] is tpm.MULT10X1
 

@@ -14,6 +14,7 @@ from dfst.grid.world import Outcome
 from dfst.model.compile import compile_agent
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.evaluate import run_protocol, summarize
+from dfst.protocol.instances import hard_at
 from dfst.protocol.ladder import ladder
 from dfst.protocol.tally import Level, wilson_interval
 from dfst.tasks import TASKS, Instance
@@ -117,7 +118,8 @@ def test_compiled_expert_is_robust_at_every_level(name):
     assert [lv["digits"] for lv in report["levels"]] == [3, 20]
     for lv in report["levels"]:
         assert set(lv) >= LEVEL_KEYS
-        assert lv["instances"] == len(task.hard_instances(lv["digits"])) + 10 == lv["exact"]
+        whole = lv["digits"] == 3  # the first length scores the whole hard set, the others its own length's
+        assert lv["instances"] == len(hard_at(task, lv["digits"], whole)) + 10 == lv["exact"]
         assert (lv["random"], lv["random_exact"], lv["robust"], lv["probabilistic"]) == (10, 10, True, True)
         assert lv["failures"] == [] and lv["steps"] > 0
     rescaled, _ = run_protocol(task, expert(name), EvalConfig(digits=(3,), rescale=True, random=2))
@@ -136,8 +138,10 @@ def test_expert_automaton_through_the_same_protocol():
 def test_rewired_model_is_not_robust_and_its_first_failure_is_returned():
     task = TASKS["add2"]
     report, failure = run_protocol(task, rewired(), EvalConfig(digits=(1, 3, 20)))
-    # Robust at 1 digit (no ripple possible), not at 3; the random pairs all pass.
-    assert (report["robust_max_digits"], report["probabilistic_max_digits"]) == (1, 20)
+    # Robust at 1 digit (no ripple possible), not at 3; of the random pairs, one of unequal lengths
+    # (a carry out of the shorter operand) fails at 3 and at 20.
+    assert (report["robust_max_digits"], report["probabilistic_max_digits"]) == (1, 1)
+    assert [lv["random_exact"] for lv in report["levels"]] == [10, 9, 9]
     assert report["stopped_by"] == "completed"
     assert [lv["robust"] for lv in report["levels"]] == [True, False, False]
     assert [f["name"] for f in report["levels"][1]["failures"]] == ["carry_chain_swapped",

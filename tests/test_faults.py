@@ -7,7 +7,15 @@ import pytest
 
 from cli_helpers import run
 from dfst.errors import DfstError
-from dfst.studies.faults import borrow_travel, carry_travel, faulty, kinds, longest_carry_chain, run_faults
+from dfst.studies.faults import (
+    TRAVELS,
+    borrow_travel,
+    carry_travel,
+    faulty,
+    kinds,
+    longest_carry_chain,
+    run_faults,
+)
 from dfst.tasks import Instance, get_task
 
 ADD10, SUB2 = get_task("add10"), get_task("sub2")
@@ -30,7 +38,7 @@ def test_a_faulty_model_is_wrong_exactly_on_its_kind():
     pairs = [(inst.a, inst.b) for inst in ADD10.hard_instances(12)]
     pairs += [(inst.a, inst.b) for inst in (ADD10.random_instance(rng, int(n), int(m))
                                             for n, m in rng.integers(1, 14, (300, 2)))]
-    pairs += [("1" + "9" * (k - 1) + "5", "5") for k in (1, 2, 3, 5, 10)]  # a carry entering k digits
+    pairs += [("1" + "9" * (k - 1) + "5", "5") for k in TRAVELS]  # a carry entering k digits
     for name, kind in kinds(ADD10).items():
         answers = faulty(ADD10, kind)(pairs)
         wrong = [answer != ADD10.expected(Instance(a, b)) for (a, b), answer in zip(pairs, answers)]
@@ -59,16 +67,19 @@ def test_the_hard_set_sends_a_carry_and_a_borrow_every_distance():
     from dfst.tasks.hard import travel_lengths
 
     for name, base in (("add2", 2), ("add10", 10)):
-        for n in (4, 12, 40):
+        for n in (4, 12, 40, 102):
             hard = get_task(name).hard_instances(n)
             for k in travel_lengths(n):
                 found = [inst for inst in hard if carry_travel(inst.a, inst.b, base) == k]
                 assert {len(inst.a) > len(inst.b) for inst in found} == {True, False}, (name, n, k)
     hard = get_task("sub10").hard_instances(40)
     assert {borrow_travel(inst.a, inst.b, 10) for inst in hard} >= set(travel_lengths(40))
+    assert set(travel_lengths(102)) == set(range(2, 101))  # every distance that fits, up to 100
 
 
 def test_every_fault_is_caught_where_an_instance_of_it_fits():
-    """10 digits hold a carry entering at most 8 places past the shorter operand, 30 digits 10."""
-    rows = run_faults(["add2", "add10", "sub2", "sub10"], (10, 30))
+    """n digits hold a carry entering at most n - 2 places past the shorter operand: 37 and 98
+    places only at 100 (which the hard set missed while it sent carries 2-10, 16 and 64 places)."""
+    rows = run_faults(["add2", "add10", "sub2", "sub10"], (10, 30, 100))
+    assert {row["caught_at"] for row in rows if row["fault"].endswith(("_37", "_98"))} == {100}
     assert all(row["caught_at"] is not None for row in rows), [r for r in rows if r["caught_at"] is None]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from cli_helpers import run, run_json
 from dfst.baselines.common import evaluate_predictor
 from dfst.data.pto import load_dataset, record_dataset_file
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.eval_files import held_out_of
-from dfst.protocol.instances import HeldOut, level_instances
+from dfst.protocol.instances import HeldOut, level_instances, random_lengths
 from dfst.tasks import get_task
 
 ADD2, ADD10 = get_task("add2"), get_task("add10")
@@ -21,22 +23,24 @@ def pairs(instances) -> list[tuple[str, str]]:
 
 def test_with_no_training_pairs_the_set_is_the_protocols_own():
     cfg = EvalConfig(digits=(7,), random=25, seed=3)
-    expected = ADD10.hard_instances(7) + ADD10.random_instances(7, 25, seed=3 + 7)
+    rng = np.random.default_rng(3 + 7)
+    drawn = [ADD10.random_instance(rng, *random_lengths(ADD10, rng, 7, index)) for index in range(25)]
     held_out = HeldOut()
-    assert pairs(level_instances(ADD10, 7, cfg, held_out)) == pairs(expected)
+    assert pairs(level_instances(ADD10, 7, cfg, held_out)) == pairs(ADD10.hard_instances(7) + drawn)
     assert held_out.removed.get(7, 0) == 0
+    assert [len(i.a) == len(i.b) == 7 for i in drawn] == [index % 2 == 0 for index in range(25)]
 
 
 def test_training_pairs_are_left_out_of_the_hard_set_and_drawn_again_among_the_random():
     cfg = EvalConfig(digits=(5,), random=10)
     plain = level_instances(ADD10, 5, cfg)
     hard, random = plain[:len(ADD10.hard_instances(5))], plain[len(ADD10.hard_instances(5)):]
-    trained = pairs(hard[:4]) + pairs(random[2:5])
+    trained = pairs(hard[:4]) + pairs(random[2:3])
     held_out = HeldOut(trained)
     kept = level_instances(ADD10, 5, cfg, held_out)
     assert not set(pairs(kept)) & set(trained)
     assert len(kept) == len(plain) - 4  # the hard set is 4 shorter; the random pairs are still 10
-    assert held_out.removed[5] == 4 + 3
+    assert held_out.removed[5] == 4 + 1
     kept_random = kept[len(hard) - 4:]
     assert pairs(kept_random[:2]) == pairs(random[:2]) and len(kept_random) == 10
 

@@ -42,6 +42,28 @@ def test_the_stream_is_dfst_evals_instances(name):
     assert list(level_stream(task, 6, random=7, seed=3)) == expected
 
 
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_a_short_hard_instance_is_scored_at_the_first_length_only(name):
+    task, cfg = get_task(name), EvalConfig(digits=(10, 100), random=10)
+    first, second = level_instances(task, 10, cfg), level_instances(task, 100, cfg)
+    whole = task.hard_instances(10)
+    assert [(i.a, i.b) for i in first[:len(whole)]] == [(i.a, i.b) for i in whole]
+    assert all(max(len(i.a), len(i.b)) >= 100 for i in second)  # no 0 + 0, no 1-digit operand
+
+
+def test_every_other_random_pair_has_operands_of_unequal_lengths():
+    for name in ("add10", "add2", "sub2", "compare10", "mult2"):
+        drawn = level_instances(get_task(name), 50, EvalConfig(digits=(50,), random=40, hard=False))
+        lengths = [(len(i.a), len(i.b)) for i in drawn]
+        assert all(a == b == 50 for a, b in lengths[::2]), name
+        assert all(max(a, b) == 50 > min(a, b) for a, b in lengths[1::2]), name
+        if name != "sub2":  # subtraction puts the larger first
+            assert {a < b for a, b in lengths[1::2]} == {True, False}, name
+    for name in ("mult10x1", "div10x1", "parity2", "dyck"):  # b is one digit, or there is no b
+        drawn = level_instances(get_task(name), 50, EvalConfig(digits=(50,), random=40, hard=False))
+        assert all(len(i.a) == 50 and len(i.b) <= 1 for i in drawn), name
+
+
 def test_default_random_catches_a_one_in_a_thousand_fault_95_percent_of_the_time():
     assert pairs_to_catch(0.001, 0.95) == DEFAULT_RANDOM
     assert (1 - 0.001) ** DEFAULT_RANDOM <= 0.05 < (1 - 0.001) ** (DEFAULT_RANDOM - 1)
@@ -57,7 +79,7 @@ def test_a_correct_adder_is_robust_and_the_hash_is_the_requests():
     assert [lv["random"] for lv in result.levels] == [20, 20]
     task, lines = get_task("add10"), []
     for n in (5, 30):
-        for inst in level_instances(task, n, EvalConfig(digits=(n,), random=20, seed=1)):
+        for inst in level_instances(task, n, EvalConfig(digits=(5, 30), random=20, seed=1)):
             lines.append(json.dumps({"id": len(lines), "a": inst.a, "b": inst.b}) + "\n")
     assert result.details["instances_sha256"] == hashlib.sha256("".join(lines).encode()).hexdigest()
     assert result.details["instance_count"] == len(lines)
@@ -82,7 +104,11 @@ def test_the_examples_in_base_2():
     good = score(lambda pairs: [adder.add(a, b, 2) for a, b in pairs], "add2", digits=(8, 64), random=50)
     bad = score(lambda pairs: [blind.wrong_add(a, b, 2) for a, b in pairs], "add2", digits=(8, 64), random=50)
     assert good.robust_lg == 64
-    assert bad.robust_lg == 0 and bad.probabilistic_lg == 64
+    assert bad.robust_lg == 0 and not any(lv["hard_pass"] for lv in bad.levels)
+    # in base 2 both leading bits of equal-length operands are 1, so only unequal lengths let a
+    # carry run out of the top among the random pairs
+    random_failures = [f for lv in bad.levels for f in lv["failures"] if f["name"] == "random"]
+    assert all(len(f["a"]) != len(f["b"]) for f in random_failures)
 
 
 def test_a_model_wrong_on_a_few_random_pairs_fails_the_random_verdict():

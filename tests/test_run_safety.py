@@ -524,3 +524,47 @@ def test_a_fifo_where_a_run_keeps_a_file_is_refused_and_kept(capsys, tmp_path):
         code, _, err = run(capsys, *TRAIN_ADD2, *QUICK, "--out", out, *force)
         assert_one_line_error(code, err, "config.json is a FIFO")
     assert (out / "config.json").exists() and not (out / "config.json").is_file()
+
+
+def test_a_rerun_under_a_new_protocol_keeps_the_certification_of_the_same_weights(capsys, tmp_path,
+                                                                                 monkeypatch):
+    """Certification reads no protocol instance: scoring a run again under a new version of the
+    protocol's instances keeps its verdict (marked with the version it was stored under), while a run
+    trained with another config is certified again."""
+    import dfst.studies.seeds as seeds
+
+    def certified_as(verdict):
+        record = {"verdict": verdict, "max_digits": None, "checker": None, "seconds": 0.1}
+        return lambda *args, **kwargs: record
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("certified again")
+
+    args = ("reproduce", "--tasks", "add2:1", "--restarts", "1", "--no-finetune", "--time-budget", "5",
+            "--runs", tmp_path / "R", "--results", tmp_path / "S")
+    monkeypatch.setattr(seeds, "certification", certified_as("INCONCLUSIVE"))
+    run_json(capsys, *args, "--iters", "5")
+    result = tmp_path / "S" / "add2-s0.json"
+    version = json.loads(result.read_text())["key"]["eval"]["hard_set"]
+    monkeypatch.setattr(seeds, "hard_set_version", lambda task: version + 1)
+    monkeypatch.setattr(seeds, "certification", refuse)
+    code, _, err = run(capsys, *args, "--iters", "5")
+    assert_one_line_error(code, err, f"eval.hard_set={version}, not {version + 1}", "--rerun")
+    run_json(capsys, *args, "--iters", "5", "--rerun")
+    stored = json.loads(result.read_text())
+    assert stored["key"]["eval"]["hard_set"] == version + 1
+    assert stored["details"]["certified"]["verdict"] == "INCONCLUSIVE"
+    assert stored["details"]["certified"]["hard_set"] == version
+    monkeypatch.setattr(seeds, "certification", certified_as("COUNTEREXAMPLE"))
+    run_json(capsys, *args, "--iters", "6", "--rerun")  # other weights: certified again
+    assert json.loads(result.read_text())["details"]["certified"]["verdict"] == "COUNTEREXAMPLE"
+    # the same config on other data (a hard set that changed the sampler's pool): trained and
+    # certified again, never given the old verdict
+    from dfst.data import SAMPLERS
+    from dfst.tasks import get_task
+    other = SAMPLERS["cover"](get_task("add2"), 20, 3, 99)
+    monkeypatch.setattr(seeds, "training_data", lambda cfg: other)
+    monkeypatch.setattr(seeds, "hard_set_version", lambda task: version + 2)
+    monkeypatch.setattr(seeds, "certification", certified_as("CERTIFIED"))
+    run_json(capsys, *args, "--iters", "6", "--rerun")
+    assert json.loads(result.read_text())["details"]["certified"] == certified_as("CERTIFIED")()

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from cli_helpers import assert_one_line_error, run, run_json
+from dfst.tasks import get_task
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "score"
 PY = shlex.quote(sys.executable)
@@ -49,10 +50,10 @@ def test_replies_in_any_order(capsys, tmp_path):
         "for line in sys.stdin:\n    held.append(json.loads(line))\n    if len(held) == 4:\n"
         "        for r in reversed(held):\n            print(json.dumps({'id': r['id'], "
         "'answer': add(r['a'], r['b'])}), flush=True)\n        held = []\n")
-    hard = 61  # add10's hard set at these lengths; with 31 random pairs a length is a multiple of 4
-    report = run_json(capsys, "score", "add10", "--cmd", f"{PY} {script}", "--digits", "7,9",
+    hard = len(get_task("add10").hard_instances(9))  # with the random pairs, a multiple of 4 requests
+    report = run_json(capsys, "score", "add10", "--cmd", f"{PY} {script}", "--digits", "9",
                       "--random", str(4 * 25 - hard))
-    assert report["robust_lg"] == 9
+    assert report["robust_lg"] == 9 and report["levels"][0]["instances"] == 100
 
 
 def _group_members(pgid: int) -> list[int]:

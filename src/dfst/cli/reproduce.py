@@ -86,7 +86,8 @@ def reproduce_command(
     block: str = typer.Option(None, "--block", help="With --readme: rewrite the block marked "
                               "<!-- reproduce:NAME:start --> ... <!-- reproduce:NAME:end --> instead."),
     rerun: bool = typer.Option(False, "--rerun", help="Train and evaluate again a seed whose stored result "
-                               "or run was made with other settings (replacing dfst's own files)."),
+                               "or run was made with other settings (replacing dfst's own files; a "
+                               "run of the same config is only scored again, its certification kept)."),
     accept_stored: bool = typer.Option(False, "--accept-stored", help="Use stored results made with other "
                                        "settings as they are (said on stderr)."),
     agent_file: Path = AgentOption,

@@ -14,7 +14,7 @@ from pathlib import Path
 from dfst.errors import DfstError
 from dfst.io.outputs import check_parent, file_kind, refuse_special, write_chunks_atomic
 from dfst.protocol.config import EvalConfig
-from dfst.protocol.instances import HeldOut, InstanceSet, level_stream
+from dfst.protocol.instances import HeldOut, InstanceSet, is_first, level_stream
 from dfst.protocol.ladder import check_lengths, ladder
 from dfst.tasks import Task
 from dfst.tasks.budget import estimate_hard_set
@@ -32,7 +32,8 @@ def write_instances(task: Task, cfg: EvalConfig, path: str | Path,
     check_lengths(task, cfg, lambda n: estimate_hard_set(task, n, cfg.hard))
     instance_set = InstanceSet()
     lines = (request.line for n in ladder(cfg) for request in instance_set.number(
-        level_stream(task, n, random=cfg.random, seed=cfg.seed, hard=cfg.hard, held_out=held_out)))
+        level_stream(task, n, random=cfg.random, seed=cfg.seed, hard=cfg.hard, whole=is_first(n, cfg),
+                     held_out=held_out)))
     write_chunks_atomic(path, lines, replace=False)
     return instance_set.sha256, instance_set.count
 

@@ -1,8 +1,12 @@
 """The protocol's instances, drawn one at a time, numbered, and hashed as they go.
 
-At each length N: the task's hard set, then `random` pairs drawn from `default_rng(seed + N)`: as a
+At each length N: the task's hard set, then `random` pairs drawn from `default_rng(seed + N)`, as a
 list (`level_instances`, what a DFST's rollout runs together), or as a stream (`level_stream`, so that
-3,000 pairs of 10^5 digits never sit in memory together). Each instance gets an id (0, 1, 2, ...
+3,000 pairs of 10^5 digits never sit in memory together). The hard set is whole at the ladder's first
+length; from the second on it holds the instances of length N only (`hard_at`: 0 + 0 and the like
+are scored once, not at every length). In a task of two operands of any length every other random
+pair has operands of unequal lengths (`random_lengths`: the shorter of 1 to N - 1 digits, either one
+first). Each instance gets an id (0, 1, 2, ...
 across every length, in order) and a request line, `{"id": 7, "a": "987", "b": "45"}` and a newline:
 what `dfst score --cmd` sends and what `--instances-out` writes. The set's hash is the SHA-256 of
 those lines, in order: of the file `--instances-out` writes (`sha256sum FILE` gives it), so two
@@ -48,24 +52,45 @@ class HeldOut:
     def __contains__(self, instance: Instance) -> bool:
         return (instance.a, instance.b) in self.pairs
 
-    def hard(self, task: Task, n: int) -> list[Instance]:
-        """The hard set at n, less the training pairs."""
-        hard = task.hard_instances(n)
+    def hard(self, task: Task, n: int, whole: bool = True) -> list[Instance]:
+        """`hard_at(task, n, whole)`, less the training pairs."""
+        hard = hard_at(task, n, whole)
         kept = [instance for instance in hard if instance not in self]
         self.removed[n] = self.removed.get(n, 0) + len(hard) - len(kept)
         return kept
 
-    def draw(self, task: Task, rng: np.random.Generator, n: int) -> Instance | None:
-        """A random pair of length n that is not a training pair, each training pair drawn on the way
-        counted in `removed`; None when MAX_REDRAWS draws in a row were training pairs (the data
-        holds every pair of that length, or nearly: the length then has fewer random pairs, and
-        those draws are not counted)."""
+    def draw(self, task: Task, rng: np.random.Generator, n: int, m: int | None = None) -> Instance | None:
+        """A random pair of n and m digits (m = n by default) that is not a training pair, each
+        training pair drawn on the way counted in `removed`; None when MAX_REDRAWS draws in a row were
+        training pairs (the data holds every pair of that length, or nearly: the length then has
+        fewer random pairs, and those draws are not counted)."""
         for tries in range(MAX_REDRAWS):
-            instance = task.random_instance(rng, n, n)
+            instance = task.random_instance(rng, n, n if m is None else m)
             if instance not in self:
                 self.removed[n] = self.removed.get(n, 0) + tries
                 return instance
         return None
+
+
+def hard_at(task: Task, n: int, whole: bool = True) -> list[Instance]:
+    """The hard set at n digits: whole at a ladder's first length, else only its instances of n
+    symbols (the longer operand's), so that a short instance is not scored again at every length."""
+    hard = task.hard_instances(n)
+    return hard if whole else [instance for instance in hard if instance_length(instance) >= n]
+
+
+def instance_length(instance: Instance) -> int:
+    return max(len(instance.a), len(instance.b))
+
+
+def random_lengths(task: Task, rng: np.random.Generator, n: int, index: int) -> tuple[int, int]:
+    """The operand lengths of the `index`-th random pair at n: (n, n), or every other pair of a task
+    of two operands of any length (n, m) or (m, n) with m drawn from 1..n-1 (a fault past the
+    shorter operand shows only there)."""
+    if task.operands == 1 or task.b_length is not None or n < 2 or index % 2 == 0:
+        return n, n
+    m = int(rng.integers(1, n))
+    return (n, m) if rng.integers(2) else (m, n)
 
 
 def read_pairs(path: str | Path) -> list[tuple[str, str]]:
@@ -87,16 +112,22 @@ def read_pairs(path: str | Path) -> list[tuple[str, str]]:
 
 def level_instances(task: Task, n: int, cfg: EvalConfig, held_out: HeldOut | None = None) -> list[Instance]:
     """The instances of length n under `cfg`, as a list (a DFST's rollout runs them together)."""
-    return list(level_stream(task, n, random=cfg.random, seed=cfg.seed, hard=cfg.hard, held_out=held_out))
+    return list(level_stream(task, n, random=cfg.random, seed=cfg.seed, hard=cfg.hard,
+                             whole=is_first(n, cfg), held_out=held_out))
 
 
-def level_stream(task: Task, n: int, *, random: int, seed: int, hard: bool = True,
+def is_first(n: int, cfg: EvalConfig) -> bool:
+    """Whether n is the first length of `cfg`'s ladder (its hard set is scored whole)."""
+    return n <= min(cfg.digits)
+
+
+def level_stream(task: Task, n: int, *, random: int, seed: int, hard: bool = True, whole: bool = True,
                  held_out: HeldOut | None = None) -> Iterator[Instance]:
-    """The instances of length n, one at a time: the hard set, then the random pairs, none of them
-    a training pair of `held_out`."""
+    """The instances of length n, one at a time: the hard set (`hard_at`), then the random pairs,
+    none of them a training pair of `held_out`."""
     held_out = held_out or HeldOut()
     if hard:
-        yield from held_out.hard(task, n)
+        yield from held_out.hard(task, n, whole)
     yield from random_stream(task, n, random, seed, held_out)
 
 
@@ -106,8 +137,8 @@ def random_stream(task: Task, n: int, count: int, seed: int,
     fewer when the training data holds (nearly) every pair of length n."""
     held_out = held_out or HeldOut()
     rng = np.random.default_rng(seed + n)
-    for _ in range(count):
-        instance = held_out.draw(task, rng, n)
+    for index in range(count):
+        instance = held_out.draw(task, rng, *random_lengths(task, rng, n, index))
         if instance is None:
             return
         yield instance

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dfst import __version__
 from dfst.errors import DfstError
 from dfst.protocol.config import EvalConfig
-from dfst.protocol.instances import HeldOut, InstanceSet, Request, random_stream
+from dfst.protocol.instances import HeldOut, InstanceSet, Request, is_first, random_stream
 from dfst.protocol.ladder import climb, max_passing
 from dfst.protocol.tally import DEFAULT_RANDOM, Level
 from dfst.results import Result
@@ -124,7 +124,7 @@ def score_level(answer: Answerer, task: Task, n: int, cfg: EvalConfig, instance_
     them a training pair of `held_out`."""
     start, level = time.perf_counter(), Level(n)
     held_out = held_out or HeldOut()
-    hard = held_out.hard(task, n) if cfg.hard else []
+    hard = held_out.hard(task, n, is_first(n, cfg)) if cfg.hard else []
     total = len(hard) + cfg.random  # at most: a length whose every pair was trained on has fewer
     first = instance_set.count
     requests = instance_set.number(_chain(hard, random_stream(task, n, cfg.random, cfg.seed, held_out)))

@@ -6,7 +6,8 @@ exact answer (Python's integers, `Task.expected`), made wrong (its last digit mo
 instances of one kind, right on every other:
 
     carry_travels_K   addition: a carry out of the shorter operand enters exactly K digits of the
-                      longer one and stops inside it (K = 1, 2, 3, 5, 10)
+                      longer one and stops inside it (K = 1, 2, 3, 5, 10, 37, 98: the hard set
+                      had 2-10, 16, 64, 256 and 1,024 until a carry went every distance to 100)
     borrow_travels_K  subtraction: the same for a borrow
     unequal_by_J      the operands' lengths differ by exactly J (J = 1, 2)
     new_top_digit     addition: the answer is longer than both operands (a carry out of the top)
@@ -26,7 +27,7 @@ from dfst.tasks import Instance, Task, get_task
 from dfst.tasks.arith import digit_symbols
 
 Kind = Callable[[str, str, int], bool]  # (a, b, base) -> is this instance of the fault's kind?
-TRAVELS = (1, 2, 3, 5, 10)
+TRAVELS = (1, 2, 3, 5, 10, 37, 98)
 CHAIN = 8
 
 

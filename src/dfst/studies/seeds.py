@@ -35,6 +35,7 @@ from dfst.grid.rollout import DfstWeights
 from dfst.io.inputs import read_json_file
 from dfst.io.outputs import file_kind, remove_stale_temporaries, write_atomic
 from dfst.io.run_guard import FORCE_HINT
+from dfst.io.targets import SUMMARY_FILE
 from dfst.model.checkpoint import load_checkpoint
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.eval_files import held_out_of
@@ -47,7 +48,7 @@ from dfst.train.batches import dataset_sha256
 from dfst.train.config import EvaluationConfig, LoggingConfig, before_they_existed
 from dfst.train.loop import training_data
 from dfst.train.recipes import TARGET_DIGITS, recipe
-from dfst.train.rundir import check_run_dir, check_run_files, run_differences
+from dfst.train.rundir import check_run_dir, check_run_files, read_json, run_differences
 
 SYSTEMS = {"DFST": "model", "DFST (before fine-tuning)": "trained", "DFST (extracted)": "extracted"}
 RESULT_SCHEMA = 1  # bump when what a stored result holds, or how it is computed, changes
@@ -161,15 +162,18 @@ def reproduce_seed(task: str, seed: int, runs: Path, results: Path, *,
     start = time.process_time()
     data = training_data(cfg)
     resume = _resumable(run, cfg, dataset_sha256(data), rerun)
+    finished = read_json(run / SUMMARY_FILE) if resume else None  # a finished run kept as it is
     summary = train(cfg, run, data=data, resume=resume, command=f"dfst reproduce --tasks {task}",
                     progress=progress)
     # the run's own count covers its resumed segments too; a run from before it existed: measure here
     cpu = summary.get("cpu_seconds", time.process_time() - start)
+    untouched = finished is not None and read_json(run / SUMMARY_FILE) == finished
+    carried = carried_certifications(task, seed, key, paths, summary, cpu) if untouched else {}
     results = []
     for system, sub in systems_of(cfg).items():
         if progress is not None:
             progress({"stage": f"evaluating{' and certifying' if certify else ''} {system}"})
-        results.append(_result(system, sub, run, cfg, key, summary, cpu))
+        results.append(_result(system, sub, run, cfg, key, summary, cpu, carried.get(system)))
     for result in results:
         write_atomic(paths[result.system], result_bytes(result))
     return results
@@ -233,6 +237,27 @@ def read_result(path: Path, task: str, seed: int, system: str) -> Result:
     return Result.from_dict(record, str(path))
 
 
+def carried_certifications(task: str, seed: int, key: dict, paths: dict[str, Path], summary: dict,
+                           cpu: float) -> dict[str, dict]:
+    """{system: certification} of the stored results a rerun may keep, of a run it did not train
+    again: those made from this very run (this config and the training figures of `summary`) and
+    certified in this h mode. Certification reads no protocol instance (a proof covers every
+    length), so a result evaluated again under another version of the protocol's instances keeps
+    its verdict, marked with the version it was stored under."""
+    stored, _ = _stored(task, seed, key, paths)
+    carried = {}
+    for system, result in stored.items():
+        old, details = stored_key(result, task), result.details or {}
+        trained = (details.get("train_cpu_seconds"), details.get("iterations"), details.get("d"))
+        same_run = old.get("train") == key["train"] and trained == (round(cpu, 1), summary["iterations"],
+                                                                   summary["d"])
+        if details.get("certified") and same_run and old["eval"].get("certify") \
+                and old["eval"].get("rescale") == key["eval"]["rescale"]:
+            hard_set = old["eval"].get("hard_set", EVAL_BEFORE["hard_set"])
+            carried[system] = {**details["certified"], "hard_set": hard_set}
+    return carried
+
+
 def _resumable(run: Path, cfg: TrainConfig, data_sha256: str, rerun: bool) -> bool:
     """Whether `train` may resume `run`: it holds this config's run on this data, intact (or none). A
     different or damaged run is started over with `rerun` and refused without it. The data can
@@ -254,8 +279,9 @@ def _resumable(run: Path, cfg: TrainConfig, data_sha256: str, rerun: bool) -> bo
 
 
 def _result(system: str, sub: str, run: Path, cfg: TrainConfig, key: dict, summary: dict,
-            cpu: float) -> Result:
-    """The stored result of one system of a trained seed: evaluated with `key`'s protocol."""
+            cpu: float, carried: dict | None = None) -> Result:
+    """The stored result of one system of a trained seed: evaluated with `key`'s protocol, certified
+    (or its `carried` certification kept: `carried_certifications`)."""
     protocol = key["eval"]
     directory = run / sub
     report, failing = evaluate_checkpoint(directory, cfg.task, protocol) if directory.exists() else ({}, 0)
@@ -265,7 +291,7 @@ def _result(system: str, sub: str, run: Path, cfg: TrainConfig, key: dict, summa
                "d": summary["d"], "d_tried": [t["d"] for t in summary.get("tried", [])],
                "queries": summary.get("queries"), "extracted": summary.get("extracted")}
     if protocol.get("certify") and directory.exists():
-        details["certified"] = certification(directory, cfg.task, protocol["rescale"])
+        details["certified"] = carried or certification(directory, cfg.task, protocol["rescale"])
     if sub == "model" and "finetune" in summary:  # the phase may grow d, and may have failed
         details["finetune"] = {key: summary["finetune"].get(key) for key in ("d", "error", "cpu_seconds")}
     return Result(

@@ -29,7 +29,7 @@ def _multiplication(base: int) -> Task:
 def _by_digit(base: int) -> Task:
     return Task(f"mult{base}x1", "mult", base, f"a × one digit in base {base}", build_by_digit_agent,
                 draw_multiplication, hard_by_digit, by_digit_steps, generate=generate_by_digit,
-                domain=one_digit_multiplier)
+                domain=one_digit_multiplier, b_length=1)
 
 
 def _more_tasks() -> list[Task]:
@@ -51,7 +51,7 @@ def _more_tasks() -> list[Task]:
         Task("div10x1", "div", 10, "a ÷ one digit in base 10: quotient and remainder",
              division.build_divider_agent, division.draw_division, division.hard_division,
              division.division_steps, answer=division.division_answer, readout="quotient_remainder",
-             generate=division.generate_division, domain=division.nonzero_digit_divisor),
+             generate=division.generate_division, domain=division.nonzero_digit_divisor, b_length=1),
         Task("parity2", "parity", 2, "the parity of a binary string's 1s", parity.build_parity_agent,
              parity.draw_parity, parity.hard_parity, parity.scan_steps, answer=parity.parity_answer,
              readout="symbol", **string),

@@ -59,6 +59,9 @@ class Task:
     generate: Callable[[np.random.Generator, int, int, int], tuple[str, str]] | None = None
     # (a, b, base) -> why the operands are not an instance of the task (b > a in sub2), or None
     domain: Callable[[str, str, int], str | None] | None = None
+    # the second operand's one length (1: a digit, in mult10x1 and div10x1); None: any length, and the
+    # protocol draws random pairs of unequal lengths too (`dfst.protocol.instances.random_lengths`)
+    b_length: int | None = None
 
     reference = "task"  # what `expected` answers: "task" (Python's integers) or "agent" (own_agent.py)
 

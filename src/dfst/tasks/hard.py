@@ -10,30 +10,23 @@ from __future__ import annotations
 from dfst.tasks.arith import digit_symbols
 from dfst.tasks.base import Instance
 
-# Which hard set a stored result was evaluated with: 2 added carries past the shorter operand
-# (`_past_the_shorter`); 3 a carry arriving where both operands end (81 + 9), and in
-# multiplication a leading zero before a run of digits (011 × 11) and every digit times a run of
-# the top digit (2 × 999); the mutation bench (`dfst bench mutations`) showed each missing.
-HARD_SET_VERSION = 3
-# Tasks whose hard set (or expert: a stored result must not outlive either) changed after that, with
-# their own version: 4 gave compare equal operands through every pair of digits and leading zeros on
-# either operand (1 vs 01), which compare2's first trained automaton got wrong while the protocol and
-# the mutation bench passed it; 5 is compare's expert writing its running verdict (tasks/compare.py),
-# 6 its random pairs tying in many columns (`compare.generate_comparison`), 7 short pairs in its hard set,
-# 8 its expert keeping the verdict on the grid (a tie reads it back), not in the state, and every pair
-# of digits under a column that decides (`compare._decided_above`), which that expert's bench asked for.
-# mult10x1 4: one- and two-digit operands, 1…10xy and runs of each pair of digits (hard_by_digit).
-# div10x1 4: the expert that divides by repeated subtraction on the grid (tasks/division.py), with
-# every column value in the second and in the last column.
-# add2, add10, sub2, sub10 4: a carry (a borrow) entering 2 to 10, 16, 64, 256 or 1,024 digits of the
-# longer operand and stopping there (`_carry_travels`), which the fault bench showed missing.
-TASK_HARD_SET_VERSIONS = {"compare2": 8, "compare10": 8, "mult10x1": 4, "div10x1": 4,
-                          "add2": 4, "add10": 4, "sub2": 4, "sub10": 4}
+# Which version of the protocol's instances a stored result was evaluated with. 2 added carries past
+# the shorter operand (`_past_the_shorter`); 3 a carry arriving where both operands end (81 + 9), and
+# in multiplication a leading zero before a run of digits (011 × 11) and every digit times a run of
+# the top digit (2 × 999), which the mutation bench (`dfst bench mutations`) showed missing; 4-8 were
+# task by task (compare's equal columns, leading zeros, short pairs and expert; mult10x1's one- and
+# two-digit operands; div10x1's expert that subtracts on the grid; addition's and subtraction's carries
+# entering 2-10, 16, 64, 256 or 1,024 digits of the longer operand). 9, every task: from a ladder's
+# second length on, a hard set holds only instances of that length (`dfst.protocol.instances`: the
+# short ones are scored once, at the first), every other random pair has operands of unequal lengths,
+# and a carry (a borrow) enters every k from 2 to 100 digits of the longer operand (`_carry_travels`).
+HARD_SET_VERSION = 9
 
 
 def hard_set_version(task: str) -> int:
-    """The version of `task`'s hard set that a stored result records (a change re-evaluates it)."""
-    return TASK_HARD_SET_VERSIONS.get(task, HARD_SET_VERSION)
+    """The version of the protocol's instances that a stored result records for `task` (a change
+    re-evaluates it)."""
+    return HARD_SET_VERSION
 
 
 def _patterns(n: int, base: int) -> dict[str, str]:
@@ -83,7 +76,8 @@ def hard_addition(n: int, base: int) -> list[Instance]:
     return [Instance(a, b, name) for name, a, b in cases]
 
 
-TRAVELS = (*range(2, 11), 16, 64, 256, 1024)  # how far `_carry_travels` sends a carry
+EVERY_TRAVEL = 100  # `_carry_travels` sends a carry every k places up to this, then 128, ..., 1,024
+TRAVELS = (*range(2, EVERY_TRAVEL + 1), 128, 256, 512, 1024)
 
 
 def travel_lengths(n: int) -> list[int]:
@@ -96,9 +90,10 @@ def travel_lengths(n: int) -> list[int]:
 def _carry_travels(n: int, base: int) -> list[tuple[str, str, str]]:
     """A carry out of the shorter operand that enters exactly k digits of the longer one and stops
     there, at a 0 (1 0 9…9 1…1 + 9…9, k - 1 nines), both ways round, for k in `travel_lengths` (one
-    place is `_past_the_shorter`'s; 2 to 10, then 16, 64, 256 and 1,024 places). An adder wrong only
-    there passed the protocol before (`dfst bench faults`); subtraction's hard set turns each into a
-    borrow entering k digits."""
+    place is `_past_the_shorter`'s; every k from 2 to 100, then 128, 256, 512 and 1,024 places: every k
+    up to n would be 2n instances of n digits, about 9,000 s of add10's protocol at 10^5 digits). An
+    adder wrong only there passed the protocol before (`dfst bench faults`); subtraction's hard set
+    turns each into a borrow entering k digits."""
     d = digit_symbols(base)
     top, cases = d[-1], []
     for k in travel_lengths(n):
