@@ -76,11 +76,7 @@ def hard_at(task: Task, n: int, whole: bool = True) -> list[Instance]:
     """The hard set at n digits: whole at a ladder's first length, else only its instances of n
     symbols (the longer operand's), so that a short instance is not scored again at every length."""
     hard = task.hard_instances(n)
-    return hard if whole else [instance for instance in hard if instance_length(instance) >= n]
-
-
-def instance_length(instance: Instance) -> int:
-    return max(len(instance.a), len(instance.b))
+    return hard if whole else [instance for instance in hard if instance.length >= n]
 
 
 def random_lengths(task: Task, rng: np.random.Generator, n: int, index: int) -> tuple[int, int]:

@@ -31,6 +31,11 @@ class Instance:
     b: str
     name: str = "random"
 
+    @property
+    def length(self) -> int:
+        """The longer operand's symbols: the length the protocol files the instance under."""
+        return max(len(self.a), len(self.b))
+
 
 def alphabet_for(base: int) -> tuple[str, ...]:
     """Digits first, so that symbol index == digit value; then the blank."""

@@ -92,7 +92,7 @@ def check_task_expert(task: Task) -> tuple[str | None, ExpertCheck]:
             return f"on {show_instance(task, instance)}: {problem}", \
                 ExpertCheck(count, tuple(sorted(lengths)), answer_source(task))
         count += 1
-        lengths.add(max(len(instance.a), len(instance.b)))
+        lengths.add(instance.length)
     return None, ExpertCheck(count, tuple(sorted(lengths)), answer_source(task))
 
 
