@@ -15,6 +15,7 @@ from dfst.errors import DfstError
 from dfst.protocol import DEFAULT_RANDOM, failure_rate_bound, pairs_to_catch, score
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.instances import level_instances, level_stream
+from dfst.protocol.tally import LISTED_FAILURES
 from dfst.results import Result
 from dfst.tasks import TASKS, Instance, get_task
 
@@ -97,6 +98,20 @@ def test_a_carry_blind_adder_fails_the_hard_set_at_every_length_and_no_random_pa
         assert "carry_chain" in [f["name"] for f in lv["failures"]] and first["name"] == "carry_chain"
         assert first["expected"] == str(int(first["a"]) + int(first["b"])) != first["answer"]
     assert result.robust_lg == 0 and result.probabilistic_lg == 100
+
+
+def test_a_level_lists_the_first_failures_by_name_and_counts_the_rest():
+    result = score(lambda pairs: ["0"] * len(pairs), "add10", digits=(150,), random=5)
+    level = result.levels[0]
+    listed = level["failures"]
+    failed = level["hard"] - level["hard_exact"]  # "0" is right for 0 + 0
+    assert failed > LISTED_FAILURES
+    assert len(listed) == LISTED_FAILURES and level["failures_unlisted"] == failed - LISTED_FAILURES
+    names = [(f["name"], f["digits_a"], f["digits_b"]) for f in listed]
+    assert names == sorted(names)
+    few = score(lambda pairs: ["0"] * len(pairs), "add2", digits=(3,), random=5).levels[0]
+    assert 0 < len(few["failures"]) == few["hard"] - few["hard_exact"] <= LISTED_FAILURES
+    assert "failures_unlisted" not in few  # a record that lists every failure is as it was
 
 
 def test_the_examples_in_base_2():

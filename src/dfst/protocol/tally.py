@@ -18,6 +18,10 @@ from dataclasses import dataclass, field
 from dfst.tasks.base import Instance
 
 SHOWN_CHARS = 10_000  # longer operands and answers are shortened in a result (the set has them whole)
+# A level lists this many failing hard instances, the first by name; the rest are counted in
+# `failures_unlisted`. A model wrong everywhere fails every carry family (hundreds of instances a length);
+# listing each in every level made one result hundreds of KB.
+LISTED_FAILURES = 50
 
 
 def wilson_interval(successes: int, trials: int, z: float = 1.959964) -> tuple[float, float]:
@@ -61,9 +65,10 @@ def shorten(text: str | None) -> str | None:
 @dataclass
 class Level:
     """One length of the protocol, the one record every evaluator writes (dfst's engine, `dfst score`,
-    the baselines): the hard set's and the random pairs' counts kept apart, every failing hard
-    instance (name, lengths, verdict; a random pair's failure is counted, not listed) and the first
-    failure with its operands (the one with the smallest id: answers may come in any order)."""
+    the baselines): the hard set's and the random pairs' counts kept apart, the failing hard
+    instances (name, lengths, verdict; the first LISTED_FAILURES by name, the rest counted; a random
+    pair's failure is counted, not listed) and the first failure with its operands (the one with the
+    smallest id: answers may come in any order)."""
 
     digits: int
     hard: int = 0
@@ -108,17 +113,21 @@ class Level:
     def record(self, seconds: float) -> dict:
         """The level as every report holds it: the counts, the verdicts and the failures."""
         low, high = wilson_interval(self.random_exact, self.random)
-        return {
+        failures = sorted(self.failures, key=lambda f: (f["name"], f["digits_a"], f["digits_b"]))
+        record = {
             "digits": self.digits, "instances": self.hard + self.random,
             "exact": self.hard_exact + self.random_exact, "robust": self.robust,
             "hard": self.hard, "hard_exact": self.hard_exact, "hard_pass": self.hard_exact == self.hard,
             "random": self.random, "random_exact": self.random_exact, "probabilistic": self.probabilistic,
             "wilson_low": low, "wilson_high": high,
             "failure_rate_bound": failure_rate_bound(self.random - self.random_exact, self.random),
-            "failures": sorted(self.failures, key=lambda f: (f["name"], f["digits_a"], f["digits_b"])),
+            "failures": failures[:LISTED_FAILURES],
             "first_failure": self.first_failure, "steps": self.steps, "seconds": round(seconds, 3),
             "excluded": self.excluded,
         }
+        if len(failures) > LISTED_FAILURES:  # only then: a record that lists every failure is unchanged
+            record["failures_unlisted"] = len(failures) - LISTED_FAILURES
+        return record
 
 
 def failure_record(request_id: int, instance: Instance, expected: str, answer: str | None) -> dict:
