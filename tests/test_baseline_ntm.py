@@ -140,7 +140,9 @@ def test_run_is_deterministic_and_well_formed():
 def test_copy_record_is_not_read_as_a_table_row(tmp_path):
     from dfst.results import load_results
 
-    (tmp_path / "ntm-copy-s0.json").write_text(__import__("json").dumps(ntm.run_copy(0, TINY_COPY, False)))
+    record = ntm.run_copy(0, TINY_COPY, False)
+    assert (record["format"], record["version"]) == ("dfst-ntm-copy", 1)  # its own record, versioned
+    (tmp_path / "ntm-copy-s0.json").write_text(__import__("json").dumps(record))
     assert load_results(tmp_path) == []
 
 

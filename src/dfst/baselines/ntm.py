@@ -299,8 +299,9 @@ def run_copy(seed: int, config: dict, progress: bool = True) -> dict:
         test_rng = np.random.default_rng(10_000 + seed)
         exact = {n: copy_exact(model, test_rng, config["test_count"], n, config["bits"])
                  for n in io_pairs.parse_digits(config["test_lengths"])}
-    # "model", not "system": the copy task is no dfst task, so `dfst table` (rows keyed by system) skips it
-    return {"model": "ntm", "task": "copy", "seed": seed, "params": count_params(model),
+    # its own format and "model", not "system": the copy task is no dfst task, so `dfst table` skips it
+    return {"format": "dfst-ntm-copy", "version": 1,
+            "model": "ntm", "task": "copy", "seed": seed, "params": count_params(model),
             "samples": config["steps"] * config["batch"], "max_train_length": config["max_length"],
             "loss": info["loss"], "train_seconds": info["train_seconds"], "hardware": hardware(),
             "test_count": config["test_count"], "exact": {str(n): e for n, e in exact.items()},

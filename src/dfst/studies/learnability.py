@@ -199,7 +199,7 @@ def save_results(report: dict, results: Path) -> dict:
     from dfst.io.outputs import make_directory, write_json
 
     make_directory(results, "--results directory")
-    stored = {"format": "dfst-learnability", **report}
+    stored = {"format": "dfst-learnability", "version": 1, **report}
     write_json(results / RESULT_FILES[0], stored)
     return {**report, "plot": str(plot_learnability(report, results / RESULT_FILES[1]))}
 

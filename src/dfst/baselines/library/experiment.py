@@ -179,6 +179,6 @@ def run_depth_table(base: int, depths: list[int], epochs: int, train_samples: in
         rows.append(run_depth(config, train_samples, test_samples))
         seed_row = SEED_TABLE_1.get(base)
         rows[-1]["seed_test_accuracy"] = seed_row[depth - 1] if seed_row and 1 <= depth <= 6 else None
-    return {"format": "dfst-library-depth", "experiment": "seed 002 (b): recursion depth vs "
+    return {"format": "dfst-library-depth", "version": 1, "experiment": "seed 002 (b): recursion depth vs "
             "trainability, minimal network, fib", "base": base, "router": router,
             "rows": rows}

@@ -231,7 +231,7 @@ def run_llm(config: LlmConfig, progress=None) -> dict:
             progress(history[-1])
     params = sum(p.numel() for p in model.backbone.parameters())
     # the format marks the file as dfst's, so that --force may replace it
-    return {"format": "dfst-library-llm", "config": asdict(config), "train_sentences": cut,
+    return {"format": "dfst-library-llm", "version": 1, "config": asdict(config), "train_sentences": cut,
             "test_sentences": len(problems) - cut,
             "vocabulary": len(tokenizer.vocab), "backbone_params": params, "history": history,
             "seed": SEED_RESULT}

@@ -152,8 +152,9 @@ def run_ops(config: OpsConfig) -> dict:
     of its Figure 3 beside them."""
     runs = [train_arm(arm, replace(config, seed=config.seed + k))
             for k in range(config.seeds) for arm in ARMS]
-    return {"format": "dfst-library-ops", "experiment": "seed 002 (a): circuits vs lookup tables, "
-            "minimal network, a - b mod 2**w", "config": asdict(config),
+    return {"format": "dfst-library-ops", "version": 1,
+            "experiment": "seed 002 (a): circuits vs lookup tables, minimal network, a - b mod 2**w",
+            "config": asdict(config),
             "arms": runs, "summary": [_summary(arm, runs) for arm in ARMS],
             "seed_figure_3": SEED_FIGURE_3}
 
