@@ -42,6 +42,21 @@ def test_a_survivor_that_only_changes_the_policy_is_unknown_with_its_reason():
     assert judge(ADD2, Mutant("carry", "1", "write", "1"), search).status == "killed"
 
 
+def test_the_search_finds_a_comparison_decided_late_by_a_near_tie():
+    """compare10's (put_gt, 8) -> pair_9: the protocol misses it, and so do random pairs; operands of
+    one length a few digits apart are wrong, so the search reports it as a blind spot, not unknown."""
+    compare10 = TASKS["compare10"]
+    mutant = Mutant("put_gt", "8", "next", "pair_9")
+    found = search_instances(compare10)
+    ties = [i for i in found if i.name == "near_tie"]
+    assert ties and all(len(i.a) == len(i.b) and compare10.domain_problem(i.a, i.b) is None for i in ties)
+    assert protocol_kill(compare10, mutant.apply(compare10.agent)) is None
+    verdict = judge(compare10, mutant, lambda: found)
+    assert verdict.status == "blind spot" and "near_tie search" in verdict.detail
+    no_ties = [i for i in found if i.name != "near_tie"]
+    assert judge(compare10, mutant, lambda: no_ties).status == "unknown"
+
+
 def test_the_add2_protocol_kills_every_killable_mutant(capsys):
     report = run_json(capsys, "bench", "mutations", "add2")
     assert report["mutants"] == 258 and report["blind spot"] == 0 and report["score"] == 1.0

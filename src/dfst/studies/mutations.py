@@ -8,7 +8,7 @@ A mutant the protocol misses is then
 
 - a *blind spot*: an instance of at most 300 digits kills it, which the protocol should have had
   (found by a search: every pair up to `EXHAUSTIVE_PAIRS` pairs, then seeded random pairs of
-  unequal lengths up to 300 digits);
+  unequal lengths up to 300 digits, and near ties: equal lengths, a few symbols apart);
 - *equivalent*, proved: the mutant compiled to a DFST never leaves the expert's policy in lockstep,
   and is CERTIFIED against it for every length (`dfst.certify`);
 - *unknown*: neither; the report gives the symbol path where the policies part (typically a
@@ -38,6 +38,9 @@ PROTOCOL_DIGITS = (3, 30, 300)
 SEARCH_RANDOM = 300  # random pairs of the search, lengths 1..MAX_SEARCH_DIGITS
 MAX_SEARCH_DIGITS = 300
 EXHAUSTIVE_PAIRS = 20_000  # every operand pair up to the longest length whose pairs fit
+# near ties of the search: pairs of equal length that differ in NEAR_TIE_CHANGES symbols or fewer, where
+# a comparison or a borrow is decided late; random pairs almost never are
+SEARCH_NEAR_TIES, NEAR_TIE_CHANGES = 300, 3
 
 
 @dataclass(frozen=True)
@@ -92,16 +95,38 @@ def protocol_kill(task: Task, agent: Transducer, lengths=PROTOCOL_DIGITS) -> int
 
 def search_instances(task: Task, seed: int = 0) -> list[Instance]:
     """The search for a killing instance: every pair up to the longest length whose pairs number at
-    most EXHAUSTIVE_PAIRS (leading zeros included), then seeded random pairs of unequal lengths."""
+    most EXHAUSTIVE_PAIRS (leading zeros included), then seeded random pairs of unequal lengths, then
+    (two operands of any length) seeded near ties."""
     n = 1
     while task.short_count(n + 1) <= EXHAUSTIVE_PAIRS:
         n += 1
     found = task.short_instances(n)
     rng = np.random.default_rng(seed)
     for _ in range(SEARCH_RANDOM):  # lengths log-uniform in 1..MAX_SEARCH_DIGITS, drawn apart
-        la, lb = (max(1, int(x)) for x in np.exp(rng.uniform(0, np.log(MAX_SEARCH_DIGITS), size=2)).round())
+        la, lb = (_search_length(rng) for _ in range(2))
         found.append(task.random_instance(rng, la, lb))
+    if task.operands == 2 and task.b_length is None:
+        found += [tie for _ in range(SEARCH_NEAR_TIES) if (tie := near_tie(task, rng, _search_length(rng)))]
     return found
+
+
+def _search_length(rng: np.random.Generator) -> int:
+    """A length log-uniform in 1..MAX_SEARCH_DIGITS."""
+    return max(1, int(np.exp(rng.uniform(0, np.log(MAX_SEARCH_DIGITS))).round()))
+
+
+def near_tie(task: Task, rng: np.random.Generator, n: int) -> Instance | None:
+    """Random operands a and b of n symbols, b equal to a but in 1..NEAR_TIE_CHANGES places (the
+    changed symbols taken from a second random operand, so a leading one stays a valid leading
+    symbol); in the order the task accepts, None where neither is an instance."""
+    a, donor = task.random_instance(rng, n, n).a, task.random_instance(rng, n, n).a
+    b = list(a)
+    for i in rng.choice(n, size=min(n, int(rng.integers(1, NEAR_TIE_CHANGES + 1))), replace=False):
+        b[i] = donor[i]
+    for x, y in ((a, "".join(b)), ("".join(b), a)):
+        if task.domain_problem(x, y) is None:
+            return Instance(x, y, "near_tie")
+    return None
 
 
 STATUSES = ("killed", "equivalent", "blind spot", "unknown")
@@ -141,10 +166,11 @@ def judge(task: Task, mutant: Mutant, search: Callable[[], list[Instance]]) -> V
     where = "" if not isinstance(parted, Disagreement) else \
         f"its policy leaves the expert's after reading {' '.join(task.alphabet[x] for x in parted.path)}; "
     longest = max(len(i.a) for i in instances if i.name == "exhaustive")
+    ties = sum(i.name == "near_tie" for i in instances)
     return Verdict(mutant, "unknown", f"{where}no wrong answer on any of {len(instances):,} instances "
                    f"searched (every {'string' if task.operands == 1 else 'pair'} up to {longest} "
-                   f"symbols, {SEARCH_RANDOM} random up to "
-                   f"{MAX_SEARCH_DIGITS})")
+                   f"symbols, {SEARCH_RANDOM} random up to {MAX_SEARCH_DIGITS}"
+                   f"{f', {ties} near ties' if ties else ''})")
 
 
 def mutation_report(task: Task, progress: Callable[[int, int], None] | None = None,
