@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import math
 import tomllib
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -38,7 +39,7 @@ from dfst.io.outputs import check_output_file, make_directory, write_json
 from dfst.io.run_guard import run_lock
 from dfst.results import Result
 from dfst.results.certified import certified_text
-from dfst.results.over_seeds import over_seeds
+from dfst.results.over_seeds import by_group, over_seeds
 from dfst.results.store import CELL_FILE
 from dfst.studies.cells import Cell, run_all
 from dfst.studies.executors import Outcome, Update
@@ -219,19 +220,14 @@ def write_cell_file(cell: Cell) -> None:
 def sweep_rows(cells: list[Cell], outcomes: list[Outcome]) -> list[dict]:
     """One row per (task, grid point, system) over the seeds that finished; a cell that failed
     counts in `failed` and adds no figures."""
-    groups: dict[tuple, list[Result]] = {}
-    failed: dict[tuple, int] = {}
-    for cell, outcome in zip(cells, outcomes):
-        point = (cell.task, cell.point)
-        failed[point] = failed.get(point, 0) + (outcome.error is not None)
-        for record in outcome.value or []:
-            result = Result.from_dict(record, f"cell {cell.id}")
-            groups.setdefault((*point, result.system), []).append(result)
-    rows = []
-    for (task, point, system), runs in groups.items():
-        rows.append({"task": task, "options": dict(point), "system": system, "seeds": len(runs),
-                     "failed": failed[(task, point)], **over_seeds(runs, TARGET_DIGITS[task])})
-    return rows
+    failed = Counter((cell.task, cell.point) for cell, outcome in zip(cells, outcomes)
+                     if outcome.error is not None)
+    found = [(cell, Result.from_dict(record, f"cell {cell.id}"))
+             for cell, outcome in zip(cells, outcomes) for record in outcome.value or []]
+    groups = by_group(found, lambda pair: (pair[0].task, pair[0].point, pair[1].system))
+    return [{"task": task, "options": dict(point), "system": system, "seeds": len(pairs),
+             "failed": failed[(task, point)], **over_seeds([r for _, r in pairs], TARGET_DIGITS[task])}
+            for (task, point, system), pairs in groups.items()]
 
 
 def display(row: dict) -> dict:
