@@ -8,24 +8,18 @@ column notes under the table in docs/baselines.md). Reads only `*policy*.json` r
 
 from __future__ import annotations
 
-import re
 import statistics
 import sys
 from pathlib import Path
 
 from dfst.results import load_results
+from dfst.results.over_seeds import by_group
+from dfst.results.training_data import sampler_label
 
 COLUMNS = ("task", "system", "sampler", "seeds", "samples", "params", "train-step acc",
            "exact at train length", "robust LG", "probabilistic LG",
            "longest length with a random pair exact", "last length run", "train CPU s")
 TASK_ORDER = ("add2", "add10", "mult2")
-SAMPLER_NAMES = {"contexts": "PTO contexts", "cover": "rule cover (reads states)"}
-
-
-def sampler(result: dict) -> str:
-    """How the result's training PTOs were chosen, as its notes say: "... (contexts sampler) ..."."""
-    match = re.search(r"\((\w+) sampler\)", result["notes"])
-    return "?" if match is None else SAMPLER_NAMES.get(match.group(1), match.group(1))
 
 
 def row(task: str, system: str, runs: list[dict]) -> list[str]:
@@ -44,7 +38,7 @@ def row(task: str, system: str, runs: list[dict]) -> list[str]:
         return f"{r['levels'][-1]['digits'] if r['levels'] else 0} ({r['details']['stopped_by']})"
 
     median = statistics.median
-    return [task, system, ", ".join(sorted({sampler(r) for r in runs})), str(len(runs)),
+    return [task, system, ", ".join(sorted({sampler_label(r["config"]) for r in runs})), str(len(runs)),
             f"{runs[0]['samples']:,}", f"{runs[0]['params']:,}",
             f"{median(r['details']['train_step_accuracy'] for r in runs):.3f}", each(at_train_length),
             f"{median(r['robust_lg'] for r in runs):,.0f}",
@@ -54,9 +48,7 @@ def row(task: str, system: str, runs: list[dict]) -> list[str]:
 
 def main(results: Path) -> str:
     found = [r.to_dict() for r in load_results(results) if "policy" in r.system]
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for r in sorted(found, key=lambda r: r["seed"]):
-        groups.setdefault((r["task"], r["system"]), []).append(r)
+    groups = by_group(sorted(found, key=lambda r: r["seed"]), lambda r: (r["task"], r["system"]))
     keys = sorted(groups, key=lambda key: (TASK_ORDER.index(key[0]) if key[0] in TASK_ORDER else 99, key))
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(row(*key, groups[key])) + " |" for key in keys]

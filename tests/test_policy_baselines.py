@@ -112,6 +112,16 @@ def test_a_tiny_run_is_a_result_on_the_dfsts_data(name):
     assert Result.from_dict(result.to_dict(), "test").to_dict() == result.to_dict()
 
 
+def test_the_ptos_sampler_is_the_recipes_by_default_and_stored_by_name():
+    default = run_baseline("gru-policy", "add2", seed=0, config=TINY, progress=False)
+    assert default.config["sampler"] == recipe("add2", 0).sampler == "contexts"
+    cover = run_baseline("gru-policy", "add2", seed=0, config=TINY | {"sampler": "cover"}, progress=False)
+    assert cover.config["sampler"] == "cover" and "(cover sampler)" in cover.notes
+    assert cover.samples == default.samples and cover.details != default.details  # other PTOs, same count
+    again = run_baseline("gru-policy", "add2", seed=0, config=TINY | {"sampler": "contexts"}, progress=False)
+    assert again.details == default.details  # a stored config runs again as it ran
+
+
 def test_training_is_reproducible_bit_for_bit():
     data = training_data(recipe("add2", 0), ADD2)
     config = {"size": "small", "steps": 5, "batch": 8, "lr": 3e-3, "clip": 1.0}
@@ -126,6 +136,7 @@ def test_training_is_reproducible_bit_for_bit():
 
 @pytest.mark.parametrize("name, config, fragment", [
     ("gru-policy", {"size": "huge"}, "size='huge': expected small or large"),
+    ("gru-policy", {"sampler": "oracle"}, "sampler='oracle': expected recipe or one of contexts, cover"),
     ("lstm-policy", {"steps": 0}, "steps=0: > 0 expected"),
     ("lstm-policy", {"lr": "fast"}, "lr='fast': expected float"),
     ("lstm-policy", {"max_context": 10}, "unknown lstm-policy config keys: max_context"),

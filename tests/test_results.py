@@ -8,15 +8,18 @@ from pathlib import Path
 
 import pytest
 
+from cli_helpers import run, run_json
 from dfst.errors import DfstError
 from dfst.results import (
     FORMAT,
     VERSION,
     Result,
     checkpoint_row,
+    display_rows,
     is_result,
     load_result,
     load_results,
+    markdown_table,
     run_row,
     save_result,
     table_rows,
@@ -118,6 +121,53 @@ def test_save_and_load_a_result(tmp_path):
         save_result(result(), path)
     save_result(result(seed=1), path, overwrite=True)
     assert load_result(path).seed == 1
+
+
+def test_every_file_under_results_names_its_format_and_version():
+    """A stored result, a study's report or a side task's record: each says what it is and which
+    version of its fields it holds, so that a later dfst can read it or refuse it by name."""
+    stored = sorted((Path(__file__).resolve().parents[1] / "results").rglob("*.json"))
+    unmarked = [str(path) for path in stored if not _marked(json.loads(path.read_text()))]
+    assert len(stored) > 100 and unmarked == []
+
+
+def _marked(data: dict) -> bool:
+    version = data.get("version")
+    return str(data.get("format")).startswith("dfst-") and type(version) is int and version >= 1
+
+
+def test_the_comparison_names_each_rows_pto_sampler():
+    runs = [result(system="DFST", config={"sampler": "contexts"}), result(system="DFST", seed=1,
+            config={"sampler": "contexts"}), result(system="RPNI", config={"sampler": "cover"}), result()]
+    shown = {row["system"]: row["PTO sampler"] for row in display_rows(table_rows(runs))}
+    assert shown == {"DFST": "PTO contexts", "RPNI": "rule cover (reads states)", "NTM": "-"}
+    assert "| system | task | seeds | samples | PTO sampler |" in markdown_table(table_rows(runs))
+
+
+def test_migrate_rewrites_the_unmarked_results_once_with_every_value_kept(capsys, tmp_path):
+    legacy = LEGACY | {"levels": [LEVEL], "notes": "old", "details": {"x": 1}}
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "old.json").write_text(json.dumps(legacy))
+    (tmp_path / "new.json").write_text(json.dumps(result(seed=1).to_dict()))
+    (tmp_path / "copy.json").write_text(json.dumps({"model": "ntm", "task": "copy", "seed": 0}))
+    untouched = {name: (tmp_path / name).read_bytes() for name in ("new.json", "copy.json")}
+    old = tmp_path / "sub" / "old.json"
+    assert run_json(capsys, "migrate", "--results", tmp_path) == {"migrated": [str(old)]}
+    migrated = json.loads(old.read_text())
+    assert list(migrated)[:2] == ["format", "version"]
+    assert (migrated["format"], migrated["version"]) == (FORMAT, VERSION)
+    assert {key: migrated[key] for key in legacy} == legacy
+    assert all((tmp_path / name).read_bytes() == data for name, data in untouched.items())
+    assert run_json(capsys, "migrate", "--results", tmp_path) == {"migrated": []}  # once
+
+
+def test_migrate_refuses_a_field_it_would_drop_before_rewriting_anything(capsys, tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps(LEGACY))
+    (tmp_path / "b.json").write_text(json.dumps(LEGACY | {"comment": "mine"}))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    code, _, err = run(capsys, "migrate", "--results", tmp_path)
+    assert code == 2 and "b.json: field 'comment' is no result field" in err and err.count("\n") == 1
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
 def test_load_results_skips_what_is_no_result_and_refuses_a_result_without_a_figure(tmp_path):

@@ -19,12 +19,13 @@ under its own name (results/baselines/lstm-policy-large-add2-s0.json). Results: 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from dfst.baselines.common import count_params, evaluate_predictor, hardware, length_ladder, merge_config
 from dfst.baselines.policy_models import TorchPolicy
 from dfst.baselines.policy_runner import rollout_policy
 from dfst.baselines.policy_train import train_policy
+from dfst.data import SAMPLERS
 from dfst.errors import DfstError
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.instances import level_instances
@@ -47,6 +48,9 @@ COMMON: dict = {
     "random": 10,           # random pairs per length, as dfst eval
     "eval_seconds": 120.0,  # no length starts that is predicted to end later than this
     "threads": 1,           # torch threads: with one, a seed reproduces a run bit for bit
+    # the PTOs' sampler: the recipe's (stored by its name), or one of dfst.data.SAMPLERS with the
+    # recipe's samples and max digits (cover and pairs read the expert's states)
+    "sampler": "recipe",
 }
 # The transformer's max_context: the most steps its KV cache may hold (a longer length is not run).
 KIND_DEFAULTS: dict[str, dict] = {"lstm": COMMON, "gru": COMMON,
@@ -71,6 +75,8 @@ def _value_problem(key: str, value: object, default: object) -> str | None:
         return f"expected {type(default).__name__}"
     if key == "size" and value not in ("small", "large"):
         return "expected small or large"
+    if key == "sampler" and value not in ("recipe", *SAMPLERS):
+        return f"expected recipe or one of {', '.join(SAMPLERS)}"
     if isinstance(value, int | float) and (value < 0 or (value == 0 and key not in NON_NEGATIVE)):
         return ">= 0 expected" if key in NON_NEGATIVE else "> 0 expected"
     return None
@@ -117,6 +123,9 @@ def run_kind(kind: str, task: Task, *, seed: int, config: dict, progress: bool =
 
     config = checked_config(kind, config)
     train_cfg = recipe(task.name, seed)
+    if config["sampler"] != "recipe":
+        train_cfg = replace(train_cfg, sampler=config["sampler"])
+    config["sampler"] = train_cfg.sampler
     data = training_data(train_cfg, task)
     with deterministic(config["threads"]), progress_bar(progress) as bar:
         label = f"{kind}-policy {task.name}"

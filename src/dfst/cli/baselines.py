@@ -1,4 +1,5 @@
-"""`dfst baseline` (train and score one baseline, store its result) and `dfst table` (the comparison)."""
+"""`dfst baseline` (train and score one baseline, store its result), `dfst table` (the comparison)
+and `dfst migrate` (result files from before the format marker, rewritten once)."""
 
 from __future__ import annotations
 
@@ -77,3 +78,19 @@ def table_command(
         return print_json(rows)
     show_rows(display_rows(rows), DISPLAY_COLUMNS, "comparison (dfst table; LG: best (median) over seeds)",
               markdown=markdown, as_csv=as_csv, raw=rows)
+
+
+@app.command("migrate")
+def migrate_command(
+    results: Path = typer.Option(Path("results"), "--results", help="Directory of result JSON files."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Rewrite, once, the result files written before results carried a format and a version, as the
+    current version (the same fields and values); the others are left alone."""
+    from dfst.results.store import migrate_results
+
+    rewritten = migrate_results(results)
+    if as_json:
+        return print_json({"migrated": [str(path) for path in rewritten]})
+    console.print(f"migrated {len(rewritten)} result files under {results}" +
+                  "".join(f"\n  {path}" for path in rewritten))

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 from dfst import __version__
@@ -15,7 +15,7 @@ from dfst.errors import DfstError
 from dfst.io import records
 from dfst.io.inputs import read_json, read_json_file
 from dfst.io.outputs import check_output_file, json_bytes, make_directory, write_atomic, write_json
-from dfst.results.schema import Result, is_result
+from dfst.results.schema import Result, is_result, result_version
 
 RESULTS_DIR = Path("results")
 CELL_FILE = "cell.json"  # in a sweep cell's results directory (dfst.studies.cells): what the cell is
@@ -73,6 +73,36 @@ def load_results(root: Path, *, sweeps: bool = False) -> list[Result]:
                 raise DfstError(f"{path}: field {missing[0]!r} is null; a stored result needs every figure")
             found.append(result)
     return found
+
+
+def migrate_results(root: Path) -> list[Path]:
+    """Rewrite, once, every result under `root` from before the format marker (version 0) as the
+    current version: the same fields and values, with `format` and `version` first (docs/results.md,
+    "Versions"). All are checked before any is written: a file with a field outside the result's is
+    refused, as migrating would drop it. Results already marked and JSON that is no result are left
+    alone. Returns the files rewritten."""
+    if not root.is_dir():
+        raise DfstError(f"results directory {root} does not exist")
+    found = []
+    for path in sorted(root.rglob("*.json")):
+        data = read_json(path, "result file")
+        if is_result(data) and result_version(data, str(path)) == 0:
+            found.append((path, _migrated(data, str(path))))
+            check_output_file(path, force=True)  # a regular file of dfst's, claimed until replaced
+    for path, data in found:
+        write_atomic(path, json_bytes(data))
+    return [path for path, _ in found]
+
+
+def _migrated(data: dict, where: str) -> dict:
+    """The current version's JSON of a version-0 result, or a DfstError where a value would be lost."""
+    if extra := sorted(set(data) - {f.name for f in fields(Result)}):
+        raise DfstError(f"{where}: field {extra[0]!r} is no result field, so migrating would drop it; "
+                        "nothing was rewritten (move the file away or remove the field)")
+    migrated = Result.from_dict(data, where).to_dict()
+    if any(migrated[key] != value for key, value in data.items()):
+        raise DfstError(f"{where}: a field would change in migration; nothing was rewritten")
+    return migrated
 
 
 def sweep_cells(root: Path) -> list[Path]:

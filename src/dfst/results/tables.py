@@ -16,11 +16,12 @@ from dfst.results.certified import certified_counts, certified_text
 from dfst.results.over_seeds import by_group
 from dfst.results.schema import Result
 from dfst.results.store import load_results, read_checkpoint_result, read_run_result
+from dfst.results.training_data import NO_PTOS, samplers_of
 from dfst.tasks import TASKS
 
 MARK_START, MARK_END = "<!-- comparison:start -->", "<!-- comparison:end -->"
-DISPLAY_COLUMNS = ("system", "task", "seeds", "samples", "params", "max train digits", "robust LG",
-                   "probabilistic LG", "certified (all / bounded / none)", "train s", "hardware")
+DISPLAY_COLUMNS = ("system", "task", "seeds", "samples", "PTO sampler", "params", "max train digits",
+                   "robust LG", "probabilistic LG", "certified (all / bounded / none)", "train s", "hardware")
 REPORT_COLUMNS = ("task", "model", "params", "robust LG", "probabilistic LG", "largest N tested", "h mode",
                   "eval seconds")
 # report-runs: the LG of RUN/model (fine-tuned where the recipe fine-tunes), and of the trained weights
@@ -62,6 +63,7 @@ def _aggregate(runs: list[Result]) -> dict:
     return {
         "system": runs[0].system, "task": runs[0].task, "seeds": len(runs),
         "samples": _median(reached), "samples_reached": len(reached), "samples_cap": max(caps, default=None),
+        "sampler": samplers_of(runs),
         "params": median("params"),
         "max_train_digits": median("max_train_digits"),
         "robust_lg": max(r.robust_lg for r in runs), "robust_lg_median": median("robust_lg"),
@@ -94,6 +96,7 @@ def samples_text(row: dict) -> str:
 def display_rows(rows: list[dict]) -> list[dict]:
     """Rows for people: LG as "best (median)" over seeds, medians elsewhere."""
     return [{"system": r["system"], "task": r["task"], "seeds": r["seeds"], "samples": samples_text(r),
+             "PTO sampler": r.get("sampler", NO_PTOS),
              "params": _num(r["params"]), "max train digits": _num(r["max_train_digits"]),
              "robust LG": f"{r['robust_lg']:,} ({_num(r['robust_lg_median'])})",
              "probabilistic LG": f"{r['probabilistic_lg']:,} ({_num(r['probabilistic_lg_median'])})",

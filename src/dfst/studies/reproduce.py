@@ -22,6 +22,7 @@ from dfst.io.run_guard import run_lock
 from dfst.results import Result
 from dfst.results.certified import certified_text
 from dfst.results.over_seeds import by_group, over_seeds
+from dfst.results.training_data import trained_with
 from dfst.studies.seeds import DEFAULT_TIME_BUDGET, reproduce_seed
 from dfst.train.recipes import RECIPES, TARGET_DIGITS
 
@@ -107,20 +108,6 @@ def grown_d(results: list[Result]) -> list[int] | None:
     pairs = [(r.details.get("finetune") or {}).get("d") for r in results]
     grown = [after for pair in pairs if pair for before, after in [pair] if after != before]
     return [min(grown), max(grown)] if grown else None
-
-
-# How a run chose its training PTOs and its d, as tables name it: those that read the expert's hidden
-# states say so (a stored config without d_rule chose the expert's state count)
-SAMPLER_LABELS = {"contexts": "PTO contexts", "cover": "rule cover (reads states)",
-                  "pairs": "rule-pair cover (reads states)", "uniform": "uniform"}
-D_LABELS = {"data": "d from the PTOs", "expert": "the expert's d (reads states)"}
-
-
-def trained_with(config: dict) -> str:
-    """'PTO contexts, d from the PTOs': a result's sampler and d rule (`config`: its TrainConfig)."""
-    sampler = SAMPLER_LABELS.get(config.get("sampler"), str(config.get("sampler")))
-    d = "d given" if config.get("d") is not None else D_LABELS.get(config.get("d_rule", "expert"), "?")
-    return f"{sampler}, {d}"
 
 
 def summary_rows(results: list[Result]) -> list[dict]:
