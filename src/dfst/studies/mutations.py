@@ -116,12 +116,12 @@ def _search_length(rng: np.random.Generator) -> int:
 
 
 def near_tie(task: Task, rng: np.random.Generator, n: int) -> Instance | None:
-    """Random operands a and b of n symbols, b equal to a but in 1..NEAR_TIE_CHANGES places (the
-    changed symbols taken from a second random operand, so a leading one stays a valid leading
-    symbol); in the order the task accepts, None where neither is an instance."""
+    """Random operands a and b of about n symbols (as the task draws them), b differing from a in at
+    most NEAR_TIE_CHANGES places (the symbols taken from a second random operand, so a leading one
+    stays a valid leading symbol); in the order the task accepts, None where neither is an instance."""
     a, donor = task.random_instance(rng, n, n).a, task.random_instance(rng, n, n).a
-    b = list(a)
-    for i in rng.choice(n, size=min(n, int(rng.integers(1, NEAR_TIE_CHANGES + 1))), replace=False):
+    b, width = list(a), min(len(a), len(donor))  # a task's own generator may not hit n exactly
+    for i in rng.choice(width, size=min(width, int(rng.integers(1, NEAR_TIE_CHANGES + 1))), replace=False):
         b[i] = donor[i]
     for x, y in ((a, "".join(b)), ("".join(b), a)):
         if task.domain_problem(x, y) is None:
