@@ -14,7 +14,7 @@ from dfst.protocol import score
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.instances import level_instances
 from dfst.protocol.ladder import max_passing
-from dfst.protocol.tally import wilson_interval
+from dfst.protocol.tally import LISTED_FAILURES, wilson_interval
 from dfst.tasks import get_task
 from dfst.tasks.base import Instance
 
@@ -77,9 +77,11 @@ def assert_same_scores(old: dict, new: dict) -> None:
     for was, now in zip(old["levels"], new["levels"]):
         assert {k: now[k] for k in SAME} == {k: was[k] for k in SAME}
         # The old list named every failing instance ("random" for each random pair); the protocol's
-        # names the failing hard instances, sorted, and counts the random ones apart.
+        # names the failing hard instances, sorted (the first LISTED_FAILURES, the rest counted), and
+        # counts the random ones apart.
         named = sorted(name for name in was["failures"] if name != "random")
-        assert [f["name"] for f in now["failures"]] == named
+        assert [f["name"] for f in now["failures"]] == named[:LISTED_FAILURES]
+        assert now.get("failures_unlisted", 0) == max(0, len(named) - LISTED_FAILURES)
         assert now["random"] - now["random_exact"] == was["failures"].count("random")
         assert now["hard"] + now["random"] == now["instances"] and "seconds" not in now
 
