@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dfst.results import load_results
 from dfst.results.over_seeds import by_group
-from dfst.results.training_data import sampler_label
+from dfst.results.training_data import samplers_of
 
 COLUMNS = ("task", "system", "sampler", "seeds", "samples", "params", "train-step acc",
            "exact at train length", "robust LG", "probabilistic LG",
@@ -22,8 +22,10 @@ COLUMNS = ("task", "system", "sampler", "seeds", "samples", "params", "train-ste
 TASK_ORDER = ("add2", "add10", "mult2")
 
 
-def row(task: str, system: str, runs: list[dict]) -> list[str]:
-    """The table's cells for the seeds `runs` (stored results, in seed order) of one system."""
+def row(task: str, system: str, results: list) -> list[str]:
+    """The table's cells for the seeds `results` (stored results, in seed order) of one system."""
+    runs = [r.to_dict() for r in results]
+
     def each(cell) -> str:
         return ", ".join(cell(r) for r in runs)
 
@@ -38,7 +40,7 @@ def row(task: str, system: str, runs: list[dict]) -> list[str]:
         return f"{r['levels'][-1]['digits'] if r['levels'] else 0} ({r['details']['stopped_by']})"
 
     median = statistics.median
-    return [task, system, ", ".join(sorted({sampler_label(r["config"]) for r in runs})), str(len(runs)),
+    return [task, system, samplers_of(results), str(len(runs)),
             f"{runs[0]['samples']:,}", f"{runs[0]['params']:,}",
             f"{median(r['details']['train_step_accuracy'] for r in runs):.3f}", each(at_train_length),
             f"{median(r['robust_lg'] for r in runs):,.0f}",
@@ -47,8 +49,8 @@ def row(task: str, system: str, runs: list[dict]) -> list[str]:
 
 
 def main(results: Path) -> str:
-    found = [r.to_dict() for r in load_results(results) if "policy" in r.system]
-    groups = by_group(sorted(found, key=lambda r: r["seed"]), lambda r: (r["task"], r["system"]))
+    found = [r for r in load_results(results) if "policy" in r.system]
+    groups = by_group(sorted(found, key=lambda r: r.seed), lambda r: (r.task, r.system))
     keys = sorted(groups, key=lambda key: (TASK_ORDER.index(key[0]) if key[0] in TASK_ORDER else 99, key))
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(row(*key, groups[key])) + " |" for key in keys]

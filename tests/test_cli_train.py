@@ -106,7 +106,7 @@ def test_bad_output_or_data_is_a_one_line_error(capsys, tmp_path):
     busy.mkdir()
     (busy / "notes.txt").write_text("mine")
     assert_one_line_error(*run(capsys, *TRAIN_ADD2, "--out", busy, *FAST, "--iters", "2",
-                               "--force")[::2], "not empty", "no training run")
+                               "--force")[::2], "not empty", "no dfst training run")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write anywhere")

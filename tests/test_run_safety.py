@@ -73,6 +73,29 @@ def test_train_force_removes_the_run_and_keeps_the_users_files(capsys, tmp_path)
     assert summary["iterations"] == 7 and (out / "notes.txt").read_text() == "mine"
 
 
+def test_a_users_file_named_like_a_run_file_is_never_taken_for_a_run(capsys, tmp_path):
+    """No config.json, so no run: a user's metrics.jsonl is theirs, and dfst refuses the directory."""
+    out = tmp_path / "R"
+    out.mkdir()
+    (out / "metrics.jsonl").write_text("my own log\n")
+    code, _, err = run(capsys, *TRAIN_ADD2, *QUICK, "--out", out)
+    assert_one_line_error(code, err, "holds no dfst training run", "metrics.jsonl")
+    assert tree(out) == {"metrics.jsonl": b"my own log\n"}
+
+
+def test_a_lock_a_killed_run_left_alone_is_not_a_users_file(tmp_path):
+    """The shared rule (`check_directory`): leftovers and temporaries of a killed dfst count as empty."""
+    from dfst.errors import DfstError
+    from dfst.io.outputs import check_directory
+
+    (tmp_path / ".dfst.lock").write_text("{}")
+    (tmp_path / ".config.json.x1.tmp").write_text("")
+    rule = {"what": "training run", "own": ("config.json",), "is_ours": lambda p: False}
+    assert check_directory(tmp_path, **rule, leftovers=(".dfst.lock",)) is False
+    with pytest.raises(DfstError, match="holds no dfst training run"):
+        check_directory(tmp_path, **rule)
+
+
 @pytest.mark.parametrize("link", ["out", "model"])
 def test_train_force_never_follows_or_removes_a_link(capsys, tmp_path, link):
     real = tmp_path / "R"

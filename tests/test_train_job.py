@@ -28,7 +28,7 @@ def test_planning_checks_and_writes_nothing(tmp_path):
         plan_training("add2", tmp_path / "run", options=OPTIONS, device="tpu")
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("mine")
-    with pytest.raises(DfstError, match="holds no training run"):
+    with pytest.raises(DfstError, match="holds no dfst training run"):
         plan_training("add2", tmp_path / "mine", options=OPTIONS)
     assert not (tmp_path / "run").exists() and (tmp_path / "mine" / "notes.txt").read_text() == "mine"
 

@@ -80,6 +80,16 @@ def check_parent(path: Path) -> None:
         raise DfstError(f"cannot write {path}: directory {parent} is not writable")
 
 
+def check_creatable(path: Path) -> None:
+    """`path` (a directory, made with its parents if missing) can be written: its nearest existing
+    ancestor is writable."""
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not os.access(existing, os.W_OK):
+        raise DfstError(f"cannot write {path}: {existing} is not writable")
+
+
 def writable_directory(path: Path) -> bool:
     """Can this process create files in `path`? (A read-only mount is only seen on writing.)"""
     return path.is_dir() and os.access(path, os.W_OK)
@@ -312,33 +322,46 @@ def claim_output(path: str | Path) -> None:
 
 def claim_directory(out: str | Path, *, what: str, own: tuple[str, ...], is_ours: Callable[[Path], bool],
                     force: bool) -> Path:
-    """Claim `out` for writing a dfst `what` (a checkpoint, a report) into it, refusing before any work
-    what dfst may not write there: the one rule of every directory dfst fills. A new or empty directory
-    is taken; one holding a `what` of dfst's (`is_ours(out)`) and nothing but its `own` names (and
-    their temporaries) is replaced only with `force`; anything else (a file, a link, a directory of
-    the user's, a user's file beside dfst's) is a one-line DfstError. The claim (`claim_output`) holds
-    until `release_output(out)` or the process ends."""
+    """Claim `out` for writing a dfst `what` (a checkpoint, a report) into it, in place of what is there:
+    `check_directory`'s rule, then a `what` of dfst's is replaced only with `force`. The claim
+    (`claim_output`) holds until `release_output(out)` or the process ends."""
     out = Path(out)
     claim_output(out)  # a second process writing here is refused, not silently mixed in
-    kind = file_kind(out)
-    if kind == "missing":
-        return out
-    if kind != "directory":
-        raise DfstError(f"output path {out} is a {kind}, not a directory (give a new or empty directory)")
-    entries = sorted(p.name for p in out.iterdir())
-    if not entries:
-        return out
-    foreign = [name for name in entries if name not in own and not is_temp_of(name, own)]
-    if not is_ours(out):
-        among = f"{foreign[0]!r} is in it; " if foreign else ""
-        raise DfstError(f"output directory {out} is not empty and holds no dfst {what} ({among}choose "
-                        "another path)")
-    if foreign:
-        raise DfstError(f"output directory {out} holds {foreign[0]!r}, which no dfst {what} wrote; --force "
-                        "replaces only a directory that is all dfst's (choose another path)")
-    if not force:
+    if check_directory(out, what=what, own=own, is_ours=is_ours) and not force:
         raise DfstError(f"{out} already holds a dfst {what} (pass --force to replace it)")
     return out
+
+
+def check_directory(out: Path, *, what: str, own: tuple[str, ...] | Callable[[str], bool],
+                    is_ours: Callable[[Path], bool], keep_foreign: bool = False,
+                    leftovers: tuple[str, ...] = ()) -> bool:
+    """The one rule of every directory dfst writes into, checked before any work: True when `out`
+    holds a `what` of dfst's (`is_ours(out)`), which the caller may replace or resume; False when it
+    is missing, empty, or holds only what a killed dfst left (`leftovers`, such as a lock file, and
+    temporaries of `own`: the names a `what` writes, a tuple or a test of a name). Refused with a
+    one-line DfstError: a file or a link at `out`, a directory holding anything else but no dfst
+    `what`, and, unless `keep_foreign` (a training run, which resumes and leaves a user's files beside
+    it alone), a `what` of dfst's beside a name it does not write."""
+    kind = file_kind(out)
+    if kind == "missing":
+        return False
+    if kind != "directory":
+        raise DfstError(f"output path {out} is a {kind}, not a directory (give a new or empty directory)")
+    is_own = own if callable(own) else lambda name: name in own or is_temp_of(name, own)
+    entries = sorted(p.name for p in out.iterdir())
+    foreign = [name for name in entries if not is_own(name)]
+    if not is_ours(out):
+        found = [name for name in entries
+                 if name not in leftovers and not (is_own(name) and name.endswith(".tmp"))]
+        if not found:
+            return False
+        named = (foreign or found)[0]
+        raise DfstError(f"output directory {out} is not empty and holds no dfst {what} ({named!r} is in it; "
+                        "choose another path)")
+    if foreign and not keep_foreign:
+        raise DfstError(f"output directory {out} holds {foreign[0]!r}, which no dfst {what} wrote; --force "
+                        "replaces only a directory that is all dfst's (choose another path)")
+    return True
 
 
 def claim_lock_path(path: str | Path) -> Path:

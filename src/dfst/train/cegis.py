@@ -24,7 +24,14 @@ from dfst.data import SAMPLERS, PtoDataset, record_instances
 from dfst.errors import DfstError
 from dfst.grid.rollout import DfstWeights
 from dfst.io.inputs import read_json_file
-from dfst.io.outputs import file_kind, is_temp_of, remove_own_file, write_json
+from dfst.io.outputs import (
+    check_creatable,
+    check_directory,
+    file_kind,
+    is_temp_of,
+    remove_own_file,
+    write_json,
+)
 from dfst.io.run_guard import LOCK_FILE, run_lock
 from dfst.model.checkpoint import load_checkpoint
 from dfst.tasks import Instance, Task
@@ -95,15 +102,27 @@ def _rounds(cfg: TrainConfig, out: Path, task: Task, data: PtoDataset, max_round
     return rounds
 
 
+def check_rounds_dir(out: Path) -> bool:
+    """Whether `out` holds an until-certified loop's rounds, after refusing (`check_directory`, a user's
+    files beside the rounds kept) a link or a file as `out`, or a directory of other things."""
+    return check_directory(out, what="until-certified loop", own=_is_round_name, is_ours=_holds_rounds,
+                           keep_foreign=True, leftovers=(LOCK_FILE,))
+
+
+def check_rounds_out(out: Path, *, force: bool) -> None:
+    """Refuse, before any work, an `out` the loop may not write (`check_rounds_dir`) or, with `force`,
+    one holding anything but dfst's rounds (`own_rounds`)."""
+    check_rounds_dir(out)
+    if force:
+        own_rounds(out)
+    check_creatable(out)
+
+
 def own_rounds(out: Path) -> list[Path]:
     """What --force removes from `out`: rounds.json and the round<r> training runs. Anything else
     there (a user's file, a round holding more than a run) is a DfstError naming it: refused whole."""
-    kind = file_kind(out)
-    if kind == "missing":
+    if not check_rounds_dir(out):
         return []
-    if kind != "directory":
-        what = "a symbolic link" if kind == "symbolic link" else "not a directory"
-        raise DfstError(f"output path {out} is {what}; dfst never removes or writes through it")
     own = []
     for entry in sorted(out.iterdir()):
         if entry.name == LOCK_FILE or is_temp_of(entry.name, [ROUNDS_FILE]):
@@ -113,6 +132,15 @@ def own_rounds(out: Path) -> list[Path]:
                             "dfst's own rounds, so nothing was removed (move it away or use another --out)")
         own.append(entry)
     return own
+
+
+def _is_round_name(name: str) -> bool:
+    return (name in (ROUNDS_FILE, LOCK_FILE) or is_temp_of(name, [ROUNDS_FILE])
+            or bool(ROUND_DIR.fullmatch(name)))
+
+
+def _holds_rounds(out: Path) -> bool:
+    return any(_is_round_name(p.name) and p.name != LOCK_FILE for p in out.iterdir())
 
 
 def _is_rounds_file(path: Path) -> bool:

@@ -71,13 +71,14 @@ def plan_training(task_name: str, out: str | Path, *, options: dict | None = Non
                             operands=None if dataset is None else dataset.operands,
                             sampling_rule=None if dataset is None else dataset.sampling.get("rule"))
     out = Path(out)
-    check_out(out, resume=resume, force=force, rounds=max_rounds is not None)
+    if max_rounds is None:
+        check_out(out, resume=resume, force=force)
+    else:
+        from dfst.train.cegis import check_rounds_out
+
+        check_rounds_out(out, force=force)
     memory = default_max_memory() if max_memory is None else max_memory
     check_training(task, cfg if dataset is None else replace(cfg, sampler="uniform"), memory)  # not sampled
-    if max_rounds is not None and force:
-        from dfst.train.cegis import own_rounds
-
-        own_rounds(out)  # refuses, before any work, an out holding anything but dfst's rounds
     return TrainJob(task, cfg, set_by, out, dataset, None if data is None else Path(data), memory, device,
                     resume, force, max_rounds)
 

@@ -36,6 +36,8 @@ from dfst.io import records
 from dfst.io.inputs import InputMissing, parse_json, read_bytes, read_json_if_exists
 from dfst.io.outputs import (
     append_text,
+    check_creatable,
+    check_directory,
     file_kind,
     is_temp_of,
     json_bytes,
@@ -103,26 +105,23 @@ def prepare_run(out_dir: str | Path, run_info: dict, *, resume: bool) -> Path:
 
 def check_run_dir(out: Path) -> dict | None:
     """The config of the run in `out` (None: no run there yet), after refusing what dfst must not
-    touch: a link or a file as the directory, a directory holding other things but no run, another
-    program's config.json, a link or a foreign file where the run keeps its own."""
-    kind = file_kind(out)
-    if kind == "missing":
+    touch (`dfst.io.outputs.check_directory`, keeping a user's files beside a run): a link or a file
+    as the directory, a directory holding other things but no run, another program's config.json, a
+    link or a foreign file where the run keeps its own."""
+    if not check_directory(out, what="training run", own=OWN_FILES, is_ours=holds_run_config,
+                           keep_foreign=True, leftovers=(LOCK_FILE,)):
         return None
-    if kind == "symbolic link":
-        raise DfstError(f"output directory {out} is a symbolic link; dfst never writes through one "
-                        "(give the directory it points to)")
-    if kind != "directory":
-        raise DfstError(f"output path {out} exists and is not a directory")
     run_paths(out)  # refuses links and foreign files among the run's own names
     old = read_json(out / CONFIG_FILE)
-    if old is None:
-        if foreign_paths(out):
-            raise DfstError(f"output directory {out} is not empty and holds no training run")
-        return None
-    if old.get("format") != RUN_FORMAT:
+    if old is None or old.get("format") != RUN_FORMAT:
         raise DfstError(f"{out / CONFIG_FILE} is not a dfst training run config; dfst leaves it alone "
                         "(use another output directory)")
     return old
+
+
+def holds_run_config(out: Path) -> bool:
+    """A config.json, of dfst's or not, marks the directory as a run (another program's is refused)."""
+    return file_kind(out / CONFIG_FILE) != "missing"
 
 
 def run_differences(old: dict, new_train: dict) -> list[str]:
@@ -169,7 +168,8 @@ def _check_data_file(path: Path, sha256: str | None) -> None:
 
 def clear_run(out: Path) -> None:
     """Remove a run's files, and only those, from `out`; the user's files beside them stay."""
-    for path in run_paths(out):  # all checked before the first is removed
+    paths = run_paths(out)  # all checked before the first is removed
+    for path in sorted(paths, key=lambda p: p.name == CONFIG_FILE):  # config.json last: a kill leaves a run
         if file_kind(path) == "directory":
             remove_own_tree(path)
         else:
@@ -268,24 +268,16 @@ def truncate_metrics(path: Path, iteration: int) -> None:
         write_atomic(path, "".join(json.dumps(r) + "\n" for r in kept).encode())
 
 
-def check_out(out: Path, *, resume: bool, force: bool, rounds: bool = False) -> None:
+def check_out(out: Path, *, resume: bool, force: bool) -> None:
     """Refuse, before any work, an output that cannot be written, would lose a run, or holds files
-    that --force must not touch (a link, a user's file where a run's would go). `rounds`: `out` is
-    the directory of `train_until_certified`'s rounds (checked by `dfst.train.cegis.own_rounds`)."""
-    if not rounds:
-        check_run_dir(out)
-    elif out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise DfstError(f"output path {out} is not a directory (a link is never followed)")
+    that --force must not touch (a link, a user's file where a run's would go)."""
+    check_run_dir(out)
     if (out / SUMMARY_FILE).exists() and not force and not (resume and phase_pending(out)):
         raise DfstError(f"{out} already holds a finished run (pass --force to train again)")
     if (out / CONFIG_FILE).exists() and not resume and not force:
         raise DfstError(f"{out} holds an unfinished run (drop --no-resume to continue it, "
                         "or pass --force to start over)")
-    existing = out
-    while not existing.exists():
-        existing = existing.parent
-    if not os.access(existing, os.W_OK):
-        raise DfstError(f"cannot write {out}: {existing} is not writable")
+    check_creatable(out)
 
 
 def phase_pending(out: Path) -> bool:
