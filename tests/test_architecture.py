@@ -171,6 +171,24 @@ def test_one_grid_engine():
     assert moves_heads <= {"automata.py", "grid/world.py", "grid/rollout.py", "certify/check_grid.py"}
 
 
+def _refusing(phrase: str) -> set[str]:
+    """The modules of dfst with a string constant (an error message's part) containing `phrase`."""
+    found = set()
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and phrase in node.value:
+                found.add(str(path.relative_to(PACKAGE)))
+    return found
+
+
+def test_one_rule_for_the_directories_dfst_writes_into():
+    """A directory is refused for holding something else in one place (`io.outputs.check_directory`),
+    which the run directory, the until-certified rounds and every replaced-whole output call."""
+    assert _refusing("not empty") == {"io/outputs.py"}
+    assert {"train/rundir.py", "train/cegis.py", "io/outputs.py"} <= _uses("check_directory")
+    assert _uses("claim_directory") >= {"model/checkpoint.py", "train/finetune.py", "studies/html/site.py"}
+
+
 def test_the_one_way_checks_can_fail(tmp_path, monkeypatch):
     second = tmp_path / "dfst"
     (second / "protocol").mkdir(parents=True)
@@ -179,6 +197,8 @@ def test_the_one_way_checks_can_fail(tmp_path, monkeypatch):
     (second / "mine.py").write_text(f"class Mine:\n{fields}def f(task):\n    return task.time_growth(2, 1)\n")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", second)
     (second / "engine.py").write_text("from dfst.automata import MOVE_DELTAS\nr = 1 + MOVE_DELTAS[0][0]\n")
+    (second / "mine_too.py").write_text('raise ValueError(f"{1} is not empty")\n')
+    assert _refusing("not empty") == {"mine_too.py"}
     assert _uses("time_growth") == {"mine.py"}
     assert _uses("MOVE_DELTAS") == {"engine.py"}
     assert sorted(_protocol_configs()) == ["mine.py:Mine", "protocol/config.py:EvalConfig"]
