@@ -67,7 +67,7 @@ def test_geometry_is_the_layout_shape(name, n, m):
 def test_hard_set_size_from_the_probe(name):
     task = TASKS[name]
     count, digits = hard_digits(task, 50)
-    hard = task.hard(50, task.base)
+    hard = task.hard_families(50)
     assert count == len(hard)
     assert digits == len({s for i in hard for s in (i.a, i.b) if len(s) > 1}) * 50
 
@@ -314,8 +314,8 @@ def test_no_hard_set_grows_in_count_past_the_probe_limit(name):
     from dfst.tasks.budget import PROBE_LIMIT
 
     task = TASKS[name]
-    assert len(task.hard(PROBE_LIMIT, task.base)) == len(task.hard(PROBE_LIMIT + 700, task.base))
+    assert len(task.hard_families(PROBE_LIMIT)) == len(task.hard_families(PROBE_LIMIT + 700))
     count, digits = hard_digits(task, 5_000)
-    hard = task.hard(5_000, task.base)
+    hard = task.hard_families(5_000)
     assert count == len(hard)
     assert digits >= sum(len(s) for s in {s for i in hard for s in (i.a, i.b) if len(s) > 1}) - 5_000

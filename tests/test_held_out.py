@@ -130,3 +130,26 @@ def test_a_runs_validation_ptos_are_held_out_of_its_tests_too(tmp_path, capsys):
     held_out, _ = held_out_of(run / "model")
     assert held_out.pairs == set(load_dataset(run / "data.pto.zip").operands) | set(validation.operands)
     assert {max(len(a), len(b)) for a, b in validation.operands} == {4, 5, 6}  # past the training data
+
+
+def test_a_test_only_family_is_scored_and_never_drawn_by_a_learner():
+    """compare10's overturned tie runs: in the hard set the protocol scores at each length, in no
+    sampler's pool and no validation set, so adding the family left every run's training data as it was."""
+    from dataclasses import replace
+
+    from dfst.data import SAMPLERS
+    from dfst.data.coverage import candidate_instances
+    from dfst.train.validation import validation_set
+
+    task = get_task("compare10")
+    before = replace(task, test_hard=None)
+    family = {(i.a, i.b) for n in (3, 4, 5) for i in task.test_hard(n, task.base)}
+    assert family <= {(i.a, i.b) for n in (3, 4, 5) for i in task.hard_instances(n)}
+    family -= {(i.a, i.b) for n in (3, 4, 5) for i in task.pool_instances(n)}  # tie runs of 0s were there
+    assert len(family) == 3 * 18
+    pool = candidate_instances(task, 3, np.random.default_rng(0), 50)
+    assert family.isdisjoint((i.a, i.b) for i in pool)
+    assert pool == candidate_instances(before, 3, np.random.default_rng(0), 50)
+    assert validation_set(task, 2, 0).operands == validation_set(before, 2, 0).operands
+    assert family.isdisjoint(map(tuple, validation_set(task, 2, 0).operands))
+    assert SAMPLERS["contexts"](task, 40, 3, 1).operands == SAMPLERS["contexts"](before, 40, 3, 1).operands

@@ -4,6 +4,7 @@ expert that gives a wrong answer on some instance must fail the protocol at 3, 3
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 from cli_helpers import assert_one_line_error, run, run_json
 from dfst.studies.mutations import Mutant, judge, kills, mutants, protocol_kill, search_instances
@@ -45,7 +46,7 @@ def test_a_survivor_that_only_changes_the_policy_is_unknown_with_its_reason():
 def test_the_search_finds_a_comparison_decided_late_by_a_near_tie():
     """compare10's (put_gt, 8) -> pair_9: the protocol misses it, and so do random pairs; operands of
     one length a few digits apart are wrong, so the search reports it as a blind spot, not unknown."""
-    compare10 = TASKS["compare10"]
+    compare10 = replace(TASKS["compare10"], test_hard=None)  # the protocol before the overturned ties
     mutant = Mutant("put_gt", "8", "next", "pair_9")
     found = search_instances(compare10)
     ties = [i for i in found if i.name == "near_tie"]
@@ -55,6 +56,20 @@ def test_the_search_finds_a_comparison_decided_late_by_a_near_tie():
     assert verdict.status == "blind spot" and "near_tie search" in verdict.detail
     no_ties = [i for i in found if i.name != "near_tie"]
     assert judge(compare10, mutant, lambda: no_ties).status == "unknown"
+
+
+def test_the_overturned_tie_runs_kill_the_experts_the_near_ties_found():
+    """Where compare10's expert goes after writing > over a tied column, rewired to pair_8, pair_9 or
+    put_gt: 20 such experts are wrong and passed the protocol before its test-only family (the near-tie
+    search found 18 of them); every one fails it now, at its first length."""
+    task = TASKS["compare10"]
+    before = replace(task, test_hard=None)
+    rewired = [Mutant("put_gt", y, "next", target).apply(task.agent)
+               for y in task.operand_symbols for target in ("pair_8", "pair_9", "put_gt")]
+    missed = [agent for agent in rewired if protocol_kill(before, agent) is None]
+    assert len(missed) == 20
+    assert all(any(kills(task, agent, inst) for inst in task.test_hard(5, 10)) for agent in missed)
+    assert [protocol_kill(task, agent) for agent in missed] == [3] * 20
 
 
 def test_the_add2_protocol_kills_every_killable_mutant(capsys):

@@ -44,8 +44,9 @@ def coverage(task: Task, instances: list[Instance]) -> tuple[set[Rule], set[Rule
 
 
 def candidate_instances(task: Task, max_digits: int, rng: np.random.Generator, count: int) -> list[Instance]:
-    """Hard instances up to max_digits, random pairs, and random pairs with leading zeros."""
-    hard = [inst for n in range(1, max_digits + 1) for inst in task.hard_instances(n)]
+    """The task's structured instances up to max_digits (`Task.pool_instances`: never a test-only
+    family), random pairs, and random pairs with leading zeros."""
+    hard = [inst for n in range(1, max_digits + 1) for inst in task.pool_instances(n)]
     return hard + random_candidates(task, max_digits, rng, count)
 
 

@@ -43,7 +43,7 @@ def _more_tasks() -> list[Task]:
     out += [Task(f"compare{base}", "compare", base, f"<, = or > between a and b in base {base}",
                  compare.build_comparator_agent, compare.draw_comparison, compare.hard_comparison,
                  compare.comparison_steps, answer=compare.comparison_answer, readout="symbol",
-                 generate=compare.generate_comparison)
+                 generate=compare.generate_comparison, test_hard=compare.overturned_ties)
             for base in (2, 10)]
     string = {"operands": 1, "generate": parity.generate_string}
     return out + [

@@ -67,6 +67,10 @@ class Task:
     # the second operand's one length (1: a digit, in mult10x1 and div10x1); None: any length, and the
     # protocol draws random pairs of unequal lengths too (`dfst.protocol.instances.random_lengths`)
     b_length: int | None = None
+    # (n, base) -> hard families that only the protocol scores, added to the hard set after the
+    # learner's pool was frozen: no sampler or validation draws from them, so a new family re-scores
+    # the stored results without changing any run's training data (`pool_instances`)
+    test_hard: Callable[[int, int], list[Instance]] | None = None
 
     reference = "task"  # what `expected` answers: "task" (Python's integers) or "agent" (own_agent.py)
 
@@ -155,13 +159,17 @@ class Task:
         return self.step_bound(n, n, self.base) / self.step_bound(last, last, self.base)
 
     def hard_instances(self, n: int) -> list[Instance]:
-        """The hard structured set at n digits, without duplicates."""
-        seen, out = set(), []
-        for inst in self.hard(n, self.base):
-            if (inst.a, inst.b) not in seen:
-                seen.add((inst.a, inst.b))
-                out.append(inst)
-        return out
+        """The hard structured set at n digits, without duplicates: what the protocol scores."""
+        return _unique(self.hard_families(n))
+
+    def hard_families(self, n: int) -> list[Instance]:
+        """Every family of the hard set at n digits, the test-only ones last, repeats included."""
+        return [*self.hard(n, self.base), *(self.test_hard(n, self.base) if self.test_hard else [])]
+
+    def pool_instances(self, n: int) -> list[Instance]:
+        """The structured instances at n digits that a learner's samplers and validation may draw: the
+        hard set without its test-only families (`test_hard`)."""
+        return _unique(self.hard(n, self.base))
 
     def short_instances(self, n: int) -> list[Instance]:
         """Every instance whose operands have 1..n symbols (leading zeros included), shortest first."""
@@ -213,3 +221,11 @@ def random_operand(rng: np.random.Generator, n: int, base: int) -> str:
     digits = rng.integers(0, base, size=n)
     digits[0] = rng.integers(1, base)
     return digits_to_text(digits)
+
+
+def _unique(instances: list[Instance]) -> list[Instance]:
+    """The instances in order, each pair of operands once (its first)."""
+    seen: dict[tuple[str, str], Instance] = {}
+    for inst in instances:
+        seen.setdefault((inst.a, inst.b), inst)
+    return list(seen.values())

@@ -168,7 +168,7 @@ def hard_digits(task: Task, n: int) -> tuple[int, int]:
     """(instances, digits of their distinct operand strings) of the hard set at n digits, from the
     set at min(n, PROBE_LIMIT): no hard set gains instances past it, and each of its operands of more
     than one digit is counted as n digits (none is longer, bar subtraction's n+1-digit sums)."""
-    probe = task.hard(min(n, PROBE_LIMIT), task.base)
+    probe = task.hard_families(min(n, PROBE_LIMIT))
     long = {s for inst in probe for s in (inst.a, inst.b) if len(s) > 1}
     return len(probe), len(long) * n
 

@@ -138,6 +138,22 @@ def hard_comparison(n: int, base: int) -> list[Instance]:
     return cases + _equal_runs(n, d) + _short_pairs(d) + _decided_above(d)
 
 
+def overturned_ties(n: int, base: int) -> list[Instance]:
+    """A test-only family (`Task.test_hard`): a verdict decided in the units column, a run of n - 2
+    tied columns of one digit k, and the top column deciding the other way (0kk…k1 vs 1kk…k0), for
+    every k, both ways round. Each tied column writes the verdict read back off the grid, so the
+    rule after it runs n - 2 times on a verdict that the top column overturns: the mutation bench's
+    near ties found 18 rewired experts of compare10 (after a digit in state put_gt) that nothing
+    else in the protocol kills."""
+    if n < 3:
+        return []
+    d = alphabet_for(base)[:base]
+    zero, one = d[0], d[1]
+    return [Instance(low + k * (n - 2) + high, high + k * (n - 2) + low,
+                     f"tie_{k}_run_{NAMES[units]}_overturned")
+            for k in d for low, high, units in ((zero, one, ">"), (one, zero, "<"))]
+
+
 def _decided_above(d: tuple[str, ...]) -> list[Instance]:
     """Every pair of digits x over y under a column that decides < (0x vs 1y) and one that decides >
     with a digit other than 0 under it (2x vs 1y), and a tie of every digit k between a units column

@@ -31,7 +31,7 @@ def validation_set(task: Task, max_digits: int, seed: int) -> PtoDataset:
     as it) and VALIDATION_PAIRS random pairs there (module docstring)."""
     rng = np.random.default_rng([seed, VALIDATION_STREAM])
     lengths = range(max_digits + 1, max_digits + 1 + VALIDATION_LENGTHS)
-    instances = [inst for n in lengths for inst in task.hard_instances(n)
+    instances = [inst for n in lengths for inst in task.pool_instances(n)
                  if inst.length == n]  # a hard set's short instances are within reach
     instances += [task.random_instance(rng, n, n) for n in lengths for _ in range(VALIDATION_PAIRS)]
     unique = list({(inst.a, inst.b): inst for inst in instances}.values())
