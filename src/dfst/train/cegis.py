@@ -112,9 +112,10 @@ def check_rounds_dir(out: Path) -> bool:
 def check_rounds_out(out: Path, *, force: bool) -> None:
     """Refuse, before any work, an `out` the loop may not write (`check_rounds_dir`) or, with `force`,
     one holding anything but dfst's rounds (`own_rounds`)."""
-    check_rounds_dir(out)
     if force:
-        own_rounds(out)
+        own_rounds(out)  # checks the directory as check_rounds_dir does, then every entry in it
+    else:
+        check_rounds_dir(out)
     check_creatable(out)
 
 
