@@ -179,7 +179,8 @@ def test_run_returns_a_well_formed_record():
     assert result.task == "add10" and result.max_train_digits == 2
     assert [lv["digits"] for lv in result.levels] == [2, 4]
     hard = {n: len(hard_at(get_task("add10"), n, whole=n == 2)) for n in (2, 4)}  # 4: its own length only
-    assert all(lv["instances"] == hard[lv["digits"]] + 2 for lv in result.levels)
+    assert all(hard[n := lv["digits"]] - lv["excluded"] <= lv["hard"] <= hard[n] for lv in result.levels)
+    assert all(lv["instances"] == lv["hard"] + 2 for lv in result.levels)  # less the training pairs
     assert result.params == sum(p.numel() for p in tiny_model().parameters())
     assert result.samples > 0 and result.train_seconds > 0
     assert result.robust_lg in (0, 2, 4) and result.probabilistic_lg in (0, 2, 4)
@@ -263,7 +264,8 @@ def test_mult_run_scores_n_by_one_instances():
     result = tpt.run(tpm.MULT10X1, seed=0, config=TINY, progress=False)
     assert result.task == "mult10x1" and [lv["digits"] for lv in result.levels] == [2, 4]
     hard = {n: len(hard_at(tpm.MULT10X1, n, whole=n == 2)) for n in (2, 4)}
-    assert all(lv["instances"] == hard[lv["digits"]] + 2 for lv in result.levels)
+    assert all(hard[n := lv["digits"]] - lv["excluded"] <= lv["hard"] <= hard[n] for lv in result.levels)
+    assert all(lv["instances"] == lv["hard"] + 2 for lv in result.levels)
     assert tpt.EXTRA_TASKS["mult10x1"] is tpm.MULT10X1
 
 

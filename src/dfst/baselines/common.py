@@ -74,6 +74,13 @@ def evaluate_predictor(task: Task, predict: Predictor, digits: Sequence[int], *,
     return _scores(result.levels) | {"protocol": protocol, "stopped_by": result.details["stopped_by"]}
 
 
+def power_growth(power: int) -> Callable[[int, int], float]:
+    """The ladder's `growth` for a model whose evaluation of a length-n instance costs ~ n ** power
+    (a recurrent model reads n symbols; a Neural GPU runs n steps over n cells), so a time budget
+    stops before the length that would overrun it."""
+    return lambda n, last: (n / last) ** power
+
+
 def _scores(levels: list[dict]) -> dict:
     levels = [{k: v for k, v in level.items() if k != "seconds"} for level in levels]
     return {"robust_lg": max_passing(levels, "robust"),

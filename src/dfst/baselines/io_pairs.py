@@ -25,7 +25,7 @@ import torch
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from dfst.baselines.common import Predictor, count_params, evaluate_predictor, hardware
+from dfst.baselines.common import Predictor, count_params, evaluate_predictor, hardware, power_growth
 from dfst.errors import DfstError
 from dfst.results import Result
 from dfst.tasks.arith import DIGIT_CHARS, canonical, digits_to_text
@@ -171,11 +171,16 @@ def batched_predictor(model: torch.nn.Module, base: int, batch: int,
     return predict
 
 
-def score_ladder(task: Task, predict: Predictor, config: dict, on_level=None) -> dict:
+def score_ladder(task: Task, predict: Predictor, config: dict, trained_on: set[tuple[str, str]],
+                 cost_power: int, on_level=None) -> dict:
     """`evaluate_predictor` on `config`'s ladder (eval_digits) with eval_random random pairs per length,
-    seed 0; `on_level(scores so far)` after each length, so a long ladder saves what it has."""
+    seed 0, none of them a pair `trained_on` (`PairSampler.seen`), stopping before a length predicted (its
+    cost ~ n ** `cost_power`) to overrun eval_seconds; `on_level(scores so far)` after each length,
+    so a long ladder saves what it has."""
     digits = parse_digits(config["eval_digits"])
-    return evaluate_predictor(task, predict, digits, random=config["eval_random"], on_level=on_level)
+    return evaluate_predictor(task, predict, digits, random=config["eval_random"], on_level=on_level,
+                              trained_on=trained_on, time_budget=config["eval_seconds"],
+                              growth=power_growth(cost_power))
 
 
 def io_result(system: str, task: Task, seed: int, model: torch.nn.Module, config: dict, info: dict,
@@ -191,8 +196,9 @@ def io_result(system: str, task: Task, seed: int, model: torch.nn.Module, config
 
 
 def protocol_details(scores: dict) -> dict:
-    """A Result's details naming the instance set scored (`evaluate_predictor`'s "protocol"), if known."""
-    return {"protocol": scores["protocol"]} if "protocol" in scores else {}
+    """A Result's details naming the instance set scored (`evaluate_predictor`'s "protocol") and why
+    the ladder stopped, once known (a partial result saved after a length has neither)."""
+    return {key: scores[key] for key in ("protocol", "stopped_by") if key in scores}
 
 
 def parse_digits(text: str) -> tuple[int, ...]:

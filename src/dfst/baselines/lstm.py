@@ -26,6 +26,7 @@ from dfst.baselines.common import (
     evaluate_predictor,
     hardware,
     length_ladder,
+    power_growth,
     sample_pairs,
 )
 from dfst.results import Result
@@ -44,6 +45,7 @@ DEFAULTS: dict = {
     "curriculum": 0.5,      # the longest training length grows from 1 to max over this fraction of steps
     "eval_top": 2000,       # the evaluation ladder's last length
     "random": 10,           # random pairs per length, as dfst eval
+    "eval_seconds": 600.0,  # the ladder stops before a length predicted to overrun this (CPU alone)
     "threads": 1,           # torch threads: with one, a seed reproduces a run bit for bit
 }
 
@@ -159,18 +161,20 @@ def _answer(tokens: list[int], base: int) -> str | None:
     return canonical("".join(reversed(digits))) if digits else None
 
 
-def train(model: Seq2Seq, task: Task, config: dict, seed: int, progress: bool) -> list[float]:
-    """Adam on fresh batches; returns the loss of every step."""
+def train(model: Seq2Seq, task: Task, config: dict, seed: int,
+          progress: bool) -> tuple[list[float], set[tuple[str, str]]]:
+    """Adam on fresh batches; returns the loss of every step and the operand pairs trained on."""
     rng = np.random.default_rng(seed)
     opt = torch.optim.Adam(model.parameters(), lr=config["lr"])
-    losses = []
+    losses, seen = [], set()
     with _bar(progress, config["steps"], f"lstm {task.name}") as advance:
         for step in range(config["steps"]):
             top = curriculum_digits(step, config["steps"], config["max_train_digits"], config["curriculum"])
-            loss = loss_on(model, task, sample_pairs(task, rng, config["batch"], top))
-            losses.append(clipped_step(opt, model, loss, config["clip"]))
+            pairs = sample_pairs(task, rng, config["batch"], top)
+            seen.update((p.a, p.b) for p in pairs)
+            losses.append(clipped_step(opt, model, loss_on(model, task, pairs), config["clip"]))
             advance(losses[-1])
-    return losses
+    return losses, seen
 
 
 def curriculum_digits(step: int, steps: int, top: int, fraction: float) -> int:
@@ -211,12 +215,14 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Result
         torch.manual_seed(seed)
         model = Seq2Seq(LstmConfig(task.base, config["hidden"], config["layers"], config["embed"]))
         start = time.perf_counter()
-        losses = train(model, task, config, seed, progress)
+        losses, trained_on = train(model, task, config, seed, progress)
         seconds, where = time.perf_counter() - start, hardware()
         model.eval()
         scores = evaluate_predictor(task, predictor(model, task),
                                     length_ladder(config["max_train_digits"], config["eval_top"]),
-                                    random=config["random"], stop_when_none_exact=True)
+                                    random=config["random"], stop_when_none_exact=True,
+                                    time_budget=config["eval_seconds"], growth=power_growth(1),
+                                    trained_on=trained_on)
     return Result(
         system="LSTM", task=task.name, seed=seed, samples=config["steps"] * config["batch"],
         params=count_params(model), max_train_digits=config["max_train_digits"],
@@ -225,4 +231,5 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Result
         notes="seq2seq LSTM, digits least significant first; samples = I/O pairs drawn in training",
         details={"final_loss": float(np.mean(losses[-50:])),
                  "exact_by_length": {lv["digits"]: lv["exact"] / lv["instances"] for lv in scores["levels"]},
-                 "protocol": scores["protocol"]})
+                 "protocol": scores["protocol"], "stopped_by": scores["stopped_by"],
+                 "distinct_pairs": len(trained_on)})

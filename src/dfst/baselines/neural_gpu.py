@@ -54,7 +54,9 @@ DEFAULTS: dict = {
     "steps": 1000, "batch": 32, "lr": 3e-3, "clip": 1.0, "dropout": 0.06, "grad_noise": 0.0,
     "start_digits": 4, "max_digits": 20, "curriculum": 0.6,
     "eval_digits": "20,40,100,200,500,1000,2000", "eval_random": 10, "eval_batch": 32, "threads": 1,
+    "eval_seconds": 600.0,  # the ladder stops before a length predicted to overrun this (CPU alone)
 }
+COST_POWER = 2  # an instance of n digits: n steps over n cells
 
 
 @dataclass(frozen=True)
@@ -158,7 +160,7 @@ def train_model(task: Task, config: dict, seed: int, progress: bool = True) -> t
             optimizer.step()
             loss_value = loss.item()
             bar.update(job, advance=1, description=f"neural-gpu ({digits} digits, loss {loss_value:.4f})")
-    info = {"samples": sampler.distinct, "loss": loss_value,
+    info = {"samples": sampler.distinct, "loss": loss_value, "trained_on": sampler.seen,
             "train_seconds": round(time.process_time() - cpu_start, 2)}
     return model, info
 
@@ -190,5 +192,5 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True, on_level=
                 bar.advance(job)
                 if on_level is not None:
                     on_level(record(scores))
-            scores = score_ladder(task, predict, config, on_level=level_done)
+            scores = score_ladder(task, predict, config, info["trained_on"], COST_POWER, on_level=level_done)
     return record(scores)

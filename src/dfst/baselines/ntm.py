@@ -44,7 +44,9 @@ DEFAULTS: dict = {
     "controller": 100, "memory": 64, "word": 20, "steps": 2000, "batch": 32, "lr": 1e-3, "clip": 10.0,
     "start_digits": 2, "max_digits": 8, "curriculum": 0.6,
     "eval_digits": "4,8,16,20,40,100,200,500,1000,2000", "eval_random": 10, "eval_batch": 32, "threads": 1,
+    "eval_seconds": 600.0,  # the ladder stops before a length predicted to overrun this (CPU alone)
 }
+COST_POWER = 2  # an instance of n digits: ~3n steps, each addressing a memory of as many cells
 
 LOSS_WINDOW = 100  # the reported training loss: the mean of this many last steps (arithmetic)
 
@@ -204,7 +206,7 @@ def train_arithmetic(task: Task, config: dict, seed: int, progress: bool = True)
         pairs, digits = io_pairs.curriculum_batch(sampler, config, step)
         return arithmetic_loss(model, *arithmetic_sequences(task, pairs)), f"{digits} digits"
     info = train_loop(model, config, next_loss, label="ntm train", progress=progress)
-    return model, {**info, "samples": sampler.distinct}
+    return model, {**info, "samples": sampler.distinct, "trained_on": sampler.seen}
 
 
 def make_predictor(model: NTM, task: Task, batch: int):
@@ -229,6 +231,7 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True, on_level=
                 f"mean training loss of the last {LOSS_WINDOW} steps {info['loss']:.4g}; input a, op, b, "
                 "then the answer, one symbol per step")
         scores = io_pairs.score_ladder(task, make_predictor(model, task, config["eval_batch"]), config,
+                                       info["trained_on"], COST_POWER,
                                        on_level=None if on_level is None else lambda s: on_level(record(s)))
     return record(scores)
 

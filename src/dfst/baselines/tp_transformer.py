@@ -30,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from dfst.baselines import tp_mult_scratchpad as tpm
 from dfst.baselines import tp_scratchpad as tp
-from dfst.baselines.common import evaluate_predictor, hardware
+from dfst.baselines.common import evaluate_predictor, hardware, power_growth
 from dfst.errors import DfstError
 from dfst.results import Result
 from dfst.tasks import get_task
@@ -41,8 +41,10 @@ DEFAULTS: dict = {
     "context": 192, "batch": 16, "steps": 5000, "lr": 3e-3, "weight_decay": 0.1, "warmup": 200,
     "min_train_digits": 2, "max_train_digits": 8, "curriculum": 0.3,
     "window": 0, "eval_factors": "1,1.5,2,3,5", "eval_random": 10, "threads": 1,
+    "eval_seconds": 600.0,  # the ladder stops before a length predicted to overrun this (CPU alone)
     "paper_size": False,
 }
+COST_POWER = 2  # an instance of n digits: a scratchpad of ~n lines of ~n tokens
 # The paper's addition run (section 3.1.1): GPT-NeoX-like, 150M parameters; needs a GPU.
 PAPER_SIZE: dict = {
     "n_layer": 12, "d_model": 1024, "n_head": 16, "masked_heads": 6, "d_ff": 4096,
@@ -259,7 +261,7 @@ def train(model: TPTransformer, cfg: dict, spec: ProgramTask, seed: int, progres
             opt.step()
             curve.append(loss.item())
             bar.update(job, advance=1, loss=curve[-1])
-    return {"samples": len(seen), "loss_curve": curve}
+    return {"samples": len(seen), "loss_curve": curve, "trained_on": seen}
 
 
 def _progress(enabled: bool) -> Progress:
@@ -312,7 +314,8 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Result
     model.eval()
     window = int(cfg["window"]) or int(cfg["context"])
     scores = evaluate_predictor(spec.task, make_predictor(model, window, spec), eval_digits(cfg),
-                                random=int(cfg["eval_random"]), seed=seed)
+                                random=int(cfg["eval_random"]), seed=seed, trained_on=trained["trained_on"],
+                                time_budget=float(cfg["eval_seconds"]), growth=power_growth(COST_POWER))
     curve = trained["loss_curve"]
     return Result(
         system="tp-transformer", task=task.name, seed=seed, samples=trained["samples"],
@@ -320,4 +323,5 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Result
         robust_lg=scores["robust_lg"], probabilistic_lg=scores["probabilistic_lg"],
         train_seconds=round(train_seconds, 2), hardware=hardware(), levels=scores["levels"], config=cfg,
         notes=(f"final training loss {curve[-1]:.4g} (mean of last 50: {np.mean(curve[-50:]):.4g}); "
-               f"decoding window {window} tokens"), details={"protocol": scores["protocol"]})
+               f"decoding window {window} tokens"),
+        details={"protocol": scores["protocol"], "stopped_by": scores["stopped_by"]})

@@ -1,0 +1,78 @@
+"""The input/output baselines (LSTM, Neural GPU, NTM, TP-transformer) are never scored on a pair they
+trained on: each run's training pairs are held out of its protocol, as a DFST's PTOs are."""
+
+import pytest
+
+from dfst.baselines import io_pairs, lstm, ntm, tp_transformer
+from dfst.baselines import neural_gpu as ng
+from dfst.tasks import get_task
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
+
+# Training on 1- and 2-digit operands draws most pairs of that length, which the first length's
+# hard set (0 + 0, 1 + 1, one-digit operands, ...) and random pairs also hold.
+SHORT = {
+    "lstm": {"hidden": 8, "embed": 4, "steps": 6, "batch": 16, "max_train_digits": 2, "eval_top": 4},
+    "neural-gpu": {"channels": 4, "steps": 6, "batch": 16, "start_digits": 1, "max_digits": 2,
+                   "eval_digits": "2", "eval_random": 10},
+    "ntm": {"controller": 8, "memory": 8, "word": 4, "steps": 6, "batch": 16, "start_digits": 1,
+            "max_digits": 2, "eval_digits": "2", "eval_random": 10},
+    "tp-transformer": {"n_layer": 1, "d_model": 16, "n_head": 2, "masked_heads": 1, "d_ff": 16,
+                       "context": 48, "batch": 8, "steps": 4, "warmup": 1, "min_train_digits": 1,
+                       "max_train_digits": 1, "eval_factors": "1", "eval_random": 10},
+}
+
+
+def _record_training_pairs(monkeypatch, trained: set) -> None:
+    """Every pair a baseline draws for training lands in `trained`."""
+    sample_pairs, draw = lstm.sample_pairs, io_pairs.PairSampler.draw
+    operands = tp_transformer.ProgramTask.sample_operands
+
+    def lstm_pairs(*args, **kwargs):
+        pairs = sample_pairs(*args, **kwargs)
+        trained.update((p.a, p.b) for p in pairs)
+        return pairs
+
+    def sampler_draw(self, *args):
+        pairs = draw(self, *args)
+        trained.update((p.a, p.b) for p in pairs)
+        return pairs
+
+    def program_operands(self, *args):
+        pair = operands(self, *args)
+        trained.add(pair)
+        return pair
+    monkeypatch.setattr(lstm, "sample_pairs", lstm_pairs)
+    monkeypatch.setattr(io_pairs.PairSampler, "draw", sampler_draw)
+    monkeypatch.setattr(tp_transformer.ProgramTask, "sample_operands", program_operands)
+
+
+def _record_scored_pairs(monkeypatch, module, factory: str, scored: set) -> None:
+    """Every pair `module`'s predictor is asked to answer lands in `scored`."""
+    make = getattr(module, factory)
+
+    def recording(*args, **kwargs):
+        predict = make(*args, **kwargs)
+
+        def asked(instances):
+            scored.update((inst.a, inst.b) for inst in instances)
+            return predict(instances)
+        return asked
+    monkeypatch.setattr(module, factory, recording)
+
+
+@pytest.mark.parametrize("name, module, factory, task", [
+    ("lstm", lstm, "predictor", "add2"),
+    ("neural-gpu", ng, "make_predictor", "add2"),
+    ("ntm", ntm, "make_predictor", "mult2"),
+    ("tp-transformer", tp_transformer, "make_predictor", "add10"),
+])
+def test_an_io_baseline_is_never_scored_on_a_pair_it_trained_on(monkeypatch, name, module, factory, task):
+    trained, scored = set(), set()
+    _record_training_pairs(monkeypatch, trained)
+    _record_scored_pairs(monkeypatch, module, factory, scored)
+    result = module.run(get_task(task), seed=3, config=SHORT[name], progress=False)
+    first = result.levels[0]
+    assert scored and trained and not scored & trained
+    assert first["excluded"] > 0  # the training pairs were in the protocol's draw, and left out
+    assert result.details["stopped_by"]
