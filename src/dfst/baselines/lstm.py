@@ -224,12 +224,12 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Result
                                     time_budget=config["eval_seconds"], growth=power_growth(1),
                                     trained_on=trained_on)
     return Result(
-        system="LSTM", task=task.name, seed=seed, samples=config["steps"] * config["batch"],
+        system="LSTM", task=task.name, seed=seed, samples=len(trained_on),
         params=count_params(model), max_train_digits=config["max_train_digits"],
         robust_lg=scores["robust_lg"], probabilistic_lg=scores["probabilistic_lg"],
         train_seconds=round(seconds, 3), hardware=where, levels=scores["levels"], config=config,
-        notes="seq2seq LSTM, digits least significant first; samples = I/O pairs drawn in training",
+        notes="seq2seq LSTM, digits least significant first; samples = distinct I/O pairs trained on",
         details={"final_loss": float(np.mean(losses[-50:])),
                  "exact_by_length": {lv["digits"]: lv["exact"] / lv["instances"] for lv in scores["levels"]},
                  "protocol": scores["protocol"], "stopped_by": scores["stopped_by"],
-                 "distinct_pairs": len(trained_on)})
+                 "pairs_drawn": config["steps"] * config["batch"]})
