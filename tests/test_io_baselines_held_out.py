@@ -1,7 +1,9 @@
 """The input/output baselines (LSTM, Neural GPU, NTM, TP-transformer) are never scored on a pair they
-trained on: each run's training pairs are held out of its protocol, as a DFST's PTOs are."""
+trained on: each run's training pairs are held out of its protocol, as a DFST's PTOs are. And their
+record says what they ran on."""
 
 import pytest
+import torch
 
 from dfst.baselines import io_pairs, lstm, ntm, tp_transformer
 from dfst.baselines import neural_gpu as ng
@@ -76,3 +78,16 @@ def test_an_io_baseline_is_never_scored_on_a_pair_it_trained_on(monkeypatch, nam
     assert scored and trained and not scored & trained
     assert first["excluded"] > 0  # the training pairs were in the protocol's draw, and left out
     assert result.details["stopped_by"]
+
+
+@pytest.mark.parametrize("name, module, task", [
+    ("lstm", lstm, "add2"), ("neural-gpu", ng, "add2"), ("ntm", ntm, "mult2"),
+    ("tp-transformer", tp_transformer, "add10")])
+def test_the_hardware_recorded_is_the_thread_count_training_ran_with(name, module, task):
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)  # the process's own count; the run's config asks for one thread
+    try:
+        result = module.run(get_task(task), seed=0, config={**SHORT[name], "threads": 1}, progress=False)
+    finally:
+        torch.set_num_threads(before)
+    assert result.hardware.endswith(" x1 threads")

@@ -25,7 +25,7 @@ import torch
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from dfst.baselines.common import Predictor, count_params, evaluate_predictor, hardware, power_growth
+from dfst.baselines.common import Predictor, count_params, evaluate_predictor, power_growth
 from dfst.errors import DfstError
 from dfst.results import Result
 from dfst.tasks.arith import DIGIT_CHARS, canonical, digits_to_text
@@ -185,13 +185,14 @@ def score_ladder(task: Task, predict: Predictor, config: dict, trained_on: set[t
 
 def io_result(system: str, task: Task, seed: int, model: torch.nn.Module, config: dict, info: dict,
               scores: dict, notes: str) -> Result:
-    """The Result of an I/O-pair baseline: `info` from its training (samples, train_seconds), `scores`
+    """The Result of an I/O-pair baseline: `info` from its training (samples, train_seconds, hardware:
+    `common.hardware()` read while training's thread count held), `scores`
     from `score_ladder` (the instance set's hash in details once every length is scored); its config
     is the merged configuration plus the model's (`model.cfg`)."""
     return Result(system=system, task=task.name, seed=seed, samples=info["samples"],
                   params=count_params(model), max_train_digits=config["max_digits"],
                   robust_lg=scores["robust_lg"], probabilistic_lg=scores["probabilistic_lg"],
-                  train_seconds=info["train_seconds"], hardware=hardware(), levels=scores["levels"],
+                  train_seconds=info["train_seconds"], hardware=info["hardware"], levels=scores["levels"],
                   config={**config, **asdict(model.cfg)}, notes=notes, details=protocol_details(scores))
 
 

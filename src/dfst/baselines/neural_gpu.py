@@ -29,7 +29,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from dfst.baselines.common import merge_config
+from dfst.baselines.common import hardware, merge_config
 from dfst.baselines.io_pairs import (
     PairSampler,
     add_gradient_noise,
@@ -161,7 +161,7 @@ def train_model(task: Task, config: dict, seed: int, progress: bool = True) -> t
             loss_value = loss.item()
             bar.update(job, advance=1, description=f"neural-gpu ({digits} digits, loss {loss_value:.4f})")
     info = {"samples": sampler.distinct, "loss": loss_value, "trained_on": sampler.seen,
-            "train_seconds": round(time.process_time() - cpu_start, 2)}
+            "train_seconds": round(time.process_time() - cpu_start, 2), "hardware": hardware()}
     return model, info
 
 

@@ -206,7 +206,7 @@ def train_arithmetic(task: Task, config: dict, seed: int, progress: bool = True)
         pairs, digits = io_pairs.curriculum_batch(sampler, config, step)
         return arithmetic_loss(model, *arithmetic_sequences(task, pairs)), f"{digits} digits"
     info = train_loop(model, config, next_loss, label="ntm train", progress=progress)
-    return model, {**info, "samples": sampler.distinct, "trained_on": sampler.seen}
+    return model, {**info, "samples": sampler.distinct, "trained_on": sampler.seen, "hardware": hardware()}
 
 
 def make_predictor(model: NTM, task: Task, batch: int):
