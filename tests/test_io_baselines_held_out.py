@@ -91,3 +91,13 @@ def test_the_hardware_recorded_is_the_thread_count_training_ran_with(name, modul
     finally:
         torch.set_num_threads(before)
     assert result.hardware.endswith(" x1 threads")
+
+
+@pytest.mark.parametrize("name", ["lstm", "neural-gpu", "ntm", "tp-transformer"])
+def test_a_budget_that_cannot_run_is_refused_before_training(name):
+    from dfst.baselines.job import plan_baseline
+    from dfst.errors import DfstError
+
+    task = "add10" if name == "tp-transformer" else "add2"
+    with pytest.raises(DfstError, match="eval_seconds must be a positive"):
+        plan_baseline(name, task, config=["eval_seconds=0"])
