@@ -1,11 +1,11 @@
-"""The input/output baselines (LSTM, Neural GPU, NTM, TP-transformer) are never scored on a pair they
-trained on: each run's training pairs are held out of its protocol, as a DFST's PTOs are. And their
-record says what they ran on."""
+"""The input/output baselines (LSTM, Neural GPU, NTM, TP-transformer, the program library) are never
+scored on a pair they trained on: each run's training pairs are held out of its protocol, as a
+DFST's PTOs are. And their record says what they ran on."""
 
 import pytest
 import torch
 
-from dfst.baselines import io_pairs, lstm, ntm, tp_transformer
+from dfst.baselines import io_pairs, library_model, lstm, ntm, tp_transformer
 from dfst.baselines import neural_gpu as ng
 from dfst.tasks import get_task
 
@@ -27,7 +27,7 @@ SHORT = {
 
 def _record_training_pairs(monkeypatch, trained: set) -> None:
     """Every pair a baseline draws for training lands in `trained`."""
-    sample_pairs, draw = lstm.sample_pairs, io_pairs.PairSampler.draw
+    sample_pairs, draw = lstm.sample_pairs, io_pairs.PairSampler.draw  # the library's is the LSTM's
     operands = tp_transformer.ProgramTask.sample_operands
 
     def lstm_pairs(*args, **kwargs):
@@ -45,6 +45,7 @@ def _record_training_pairs(monkeypatch, trained: set) -> None:
         trained.add(pair)
         return pair
     monkeypatch.setattr(lstm, "sample_pairs", lstm_pairs)
+    monkeypatch.setattr(library_model, "sample_pairs", lstm_pairs)
     monkeypatch.setattr(io_pairs.PairSampler, "draw", sampler_draw)
     monkeypatch.setattr(tp_transformer.ProgramTask, "sample_operands", program_operands)
 
@@ -101,3 +102,18 @@ def test_a_budget_that_cannot_run_is_refused_before_training(name):
     task = "add10" if name == "tp-transformer" else "add2"
     with pytest.raises(DfstError, match="eval_seconds must be a positive"):
         plan_baseline(name, task, config=["eval_seconds=0"])
+
+
+def test_the_program_library_is_never_scored_on_a_pair_it_trained_on(monkeypatch):
+    trained, scored = set(), set()
+    _record_training_pairs(monkeypatch, trained)
+    interpret = library_model.run_on_interpreter
+
+    def asked(layout, source, instance):
+        scored.add((instance.a, instance.b))
+        return interpret(layout, source, instance)
+    monkeypatch.setattr(library_model, "run_on_interpreter", asked)
+    config = {"max_train_digits": 2, "batch": 16, "max_steps": 3, "eval_digits": "2"}
+    result = library_model.run(get_task("add2"), seed=3, config=config, progress=False)
+    assert scored and trained and not scored & trained
+    assert result.levels[0]["excluded"] > 0 and result.samples == len(trained)

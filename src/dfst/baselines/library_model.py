@@ -141,14 +141,15 @@ def discrete_answer(source: str, instance: Instance) -> str:
     return run_on_interpreter(ADD2, source, instance)
 
 
-def train_selector(task: Task, config: dict, seed: int) -> tuple[torch.Tensor, int, list[float]]:
-    """Selection logits trained on answers alone; the pairs seen, and the top weight per step."""
+def train_selector(task: Task, config: dict,
+                   seed: int) -> tuple[torch.Tensor, set[tuple[str, str]], list[float]]:
+    """Selection logits trained on answers alone; the operand pairs seen, and the top weight per step."""
     layout, candidates = TASKS[task.name]
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     logits = torch.nn.Parameter(torch.zeros(len(candidates)))
     optimiser = torch.optim.Adam([logits], lr=config["lr"])
-    seen, trace, width = 0, [], config["max_train_digits"]
+    seen, trace, width = set(), [], config["max_train_digits"]
     for _ in range(config["max_steps"]):
         pairs = sample_pairs(task, rng, config["batch"], width)
         outputs = torch.stack([soft_answer(layout, source, pairs, width)
@@ -159,7 +160,7 @@ def train_selector(task: Task, config: dict, seed: int) -> tuple[torch.Tensor, i
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
-        seen += len(pairs)
+        seen.update((p.a, p.b) for p in pairs)
         trace.append(round(float(logits.detach().softmax(0).max()), 4))
         if trace[-1] >= config["confidence"]:
             break
@@ -180,9 +181,9 @@ def run(task: Task, *, seed: int = 0, config: dict | None = None, progress: bool
     digits = [int(d) for d in config["eval_digits"].split(",")]
     scores = evaluate_predictor(
         task, lambda batch: [run_on_interpreter(layout, candidates[chosen], i) for i in batch],
-        digits, random=config["random"], seed=seed)
+        digits, random=config["random"], seed=seed, trained_on=seen)
     return Result(
-        system=SYSTEM, task=task.name, seed=seed, samples=seen, params=len(candidates),
+        system=SYSTEM, task=task.name, seed=seed, samples=len(seen), params=len(candidates),
         max_train_digits=config["max_train_digits"], robust_lg=scores["robust_lg"],
         probabilistic_lg=scores["probabilistic_lg"], train_seconds=round(seconds, 3), hardware=hardware(),
         levels=scores["levels"], config=config,
