@@ -22,6 +22,7 @@ SHORT = {
     "tp-transformer": {"n_layer": 1, "d_model": 16, "n_head": 2, "masked_heads": 1, "d_ff": 16,
                        "context": 48, "batch": 8, "steps": 4, "warmup": 1, "min_train_digits": 1,
                        "max_train_digits": 1, "eval_factors": "1", "eval_random": 10},
+    "library-model": {"max_train_digits": 2, "batch": 16, "max_steps": 3, "eval_digits": "2"},
 }
 
 
@@ -83,7 +84,7 @@ def test_an_io_baseline_is_never_scored_on_a_pair_it_trained_on(monkeypatch, nam
 
 @pytest.mark.parametrize("name, module, task", [
     ("lstm", lstm, "add2"), ("neural-gpu", ng, "add2"), ("ntm", ntm, "mult2"),
-    ("tp-transformer", tp_transformer, "add10")])
+    ("tp-transformer", tp_transformer, "add10"), ("library-model", library_model, "add2")])
 def test_the_hardware_recorded_is_the_thread_count_training_ran_with(name, module, task):
     before = torch.get_num_threads()
     torch.set_num_threads(2)  # the process's own count; the run's config asks for one thread
@@ -113,7 +114,6 @@ def test_the_program_library_is_never_scored_on_a_pair_it_trained_on(monkeypatch
         scored.add((instance.a, instance.b))
         return interpret(layout, source, instance)
     monkeypatch.setattr(library_model, "run_on_interpreter", asked)
-    config = {"max_train_digits": 2, "batch": 16, "max_steps": 3, "eval_digits": "2"}
-    result = library_model.run(get_task("add2"), seed=3, config=config, progress=False)
+    result = library_model.run(get_task("add2"), seed=3, config=SHORT["library-model"], progress=False)
     assert scored and trained and not scored & trained
     assert result.levels[0]["excluded"] > 0 and result.samples == len(trained)

@@ -33,6 +33,7 @@ from dfst.baselines.library.machine import compile_program
 from dfst.errors import DfstError
 from dfst.results import Result
 from dfst.tasks.base import Instance, Task
+from dfst.train import deterministic
 
 DEFAULTS: dict = {
     "max_train_digits": 3,    # operand digits in training (the soft machine's base grows with them)
@@ -42,6 +43,7 @@ DEFAULTS: dict = {
     "confidence": 0.99,       # stop once the selected program holds this weight
     "eval_digits": "",        # the protocol's lengths; empty: the task's (LibraryTask.eval_digits)
     "random": 10,
+    "threads": 1,             # torch threads: with one, a seed reproduces a run bit for bit
 }
 SYSTEM = "program library (register machine)"  # its name in result files and tables
 # add2's distractor: the same loop with the carry left out of each column's sum (xor, carries lost).
@@ -174,9 +176,10 @@ def run(task: Task, *, seed: int = 0, config: dict | None = None, progress: bool
     layout, candidates = TASKS[task.name]
     config = merge_config(config or {}, DEFAULTS, "library-model")
     config["eval_digits"] = str(config["eval_digits"] or layout.eval_digits)
-    started = time.process_time()
-    logits, seen, trace = train_selector(task, config, seed)
-    seconds = time.process_time() - started
+    with deterministic(config["threads"]):
+        started = time.process_time()
+        logits, seen, trace = train_selector(task, config, seed)
+        seconds, where = time.process_time() - started, hardware()
     chosen = list(candidates)[int(logits.argmax())]
     digits = [int(d) for d in config["eval_digits"].split(",")]
     scores = evaluate_predictor(
@@ -185,7 +188,7 @@ def run(task: Task, *, seed: int = 0, config: dict | None = None, progress: bool
     return Result(
         system=SYSTEM, task=task.name, seed=seed, samples=len(seen), params=len(candidates),
         max_train_digits=config["max_train_digits"], robust_lg=scores["robust_lg"],
-        probabilistic_lg=scores["probabilistic_lg"], train_seconds=round(seconds, 3), hardware=hardware(),
+        probabilistic_lg=scores["probabilistic_lg"], train_seconds=round(seconds, 3), hardware=where,
         levels=scores["levels"], config=config,
         notes="a softmax selecting a compiled library program, trained on answers through the soft "
               f"machine; exactness is the compiled {chosen}'s, the learned part is the choice of program",
