@@ -117,3 +117,16 @@ def test_the_program_library_is_never_scored_on_a_pair_it_trained_on(monkeypatch
     result = library_model.run(get_task("add2"), seed=3, config=SHORT["library-model"], progress=False)
     assert scored and trained and not scored & trained
     assert result.levels[0]["excluded"] > 0 and result.samples == len(trained)
+
+
+def test_rpni_and_edsm_automata_are_never_scored_on_the_operands_of_their_ptos():
+    from dfst.baselines import rpni
+
+    task = get_task("add2")
+    short = {(i.a, i.b) for i in task.hard_instances(10) if i.length < 4}  # pairs a PTO may hold
+    left_out = sum((i.a, i.b) in short for i in task.hard_instances(10))
+    plain = rpni.evaluate_agent(task, task.agent, (10,), random=2)["levels"][0]
+    held = rpni.evaluate_agent(task, task.agent, (10,), random=2, trained_on=short)["levels"][0]
+    assert left_out > 0 and held["excluded"] == left_out and held["hard"] == plain["hard"] - left_out
+    _, _, pairs = rpni.learn(task, 5, {**rpni.DEFAULTS, "max_digits": 3}, seed=0)
+    assert pairs == {(a, b) for a, b in rpni.SAMPLERS[rpni.DEFAULTS["sampler"]](task, 5, 3, 0).operands}

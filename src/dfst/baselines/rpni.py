@@ -16,7 +16,7 @@ Samplers: "uniform" (`dfst.data.record_dataset`, the DFST's default) or "cover"
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from dfst.extract.rpni import LEARNERS
 from dfst.grid.rollout import DfstWeights
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.evaluate import run_protocol
+from dfst.protocol.instances import HeldOut
 from dfst.results import Result
 from dfst.tasks.base import Task
 
@@ -48,21 +49,30 @@ DEFAULTS: dict = {
 def record_traces(task: Task, samples: int, max_digits: int, seed: int, sampler: str) -> list[np.ndarray]:
     """The expert's PTOs chosen by one of the DFST's samplers (`dfst.data.SAMPLERS`: contexts sees
     only PTOs; cover and pairs read the expert's states), one (T, 3) array per sample."""
+    return record_dataset(task, samples, max_digits, seed, sampler)[0]
+
+
+def record_dataset(task: Task, samples: int, max_digits: int, seed: int,
+                   sampler: str) -> tuple[list[np.ndarray], set[tuple[str, str]]]:
+    """`record_traces`, and the operand pairs of those PTOs (never scored)."""
     if sampler not in SAMPLERS:
         raise DfstError(f"unknown sampler {sampler!r} (known: {', '.join(SAMPLERS)})")
     ds = SAMPLERS[sampler](task, samples, max_digits, seed)
-    return [ds.trace(i) for i in range(ds.samples)]
+    return [ds.trace(i) for i in range(ds.samples)], {(a, b) for a, b in ds.operands}
 
 
-def evaluate_agent(task: Task, agent: Transducer, digits: tuple[int, ...], random: int) -> dict:
+def evaluate_agent(task: Task, agent: Transducer, digits: tuple[int, ...], random: int,
+                   trained_on: Iterable[tuple[str, str]] = ()) -> dict:
     """Compile the agent and run the DFST protocol on its weights (as `dfst eval`), one length at a
-    time from the shortest, stopping after the first length that is not robust."""
+    time from the shortest, stopping after the first length that is not robust; never on a pair of
+    `trained_on` (the operands of the PTOs it was learned from)."""
     from dfst.model.compile import compile_agent
 
     weights = DfstWeights.of(*compile_agent(agent, task=task.name).numpy_weights())
     levels: list[dict] = []
     for n in sorted(set(digits)):
-        report, _ = run_protocol(task, weights, EvalConfig(digits=(n,), random=random))
+        report, _ = run_protocol(task, weights, EvalConfig(digits=(n,), random=random),
+                                 held_out=HeldOut(trained_on))
         levels += report["levels"]
         if not levels[-1]["robust"]:
             break
@@ -70,19 +80,19 @@ def evaluate_agent(task: Task, agent: Transducer, digits: tuple[int, ...], rando
             "probabilistic_max_digits": max_passing(levels, "probabilistic"), "levels": levels}
 
 
-def learn(task: Task, samples: int, config: dict, seed: int) -> tuple[Transducer, int]:
-    """The automaton RPNI learns from `samples` PTOs (`dfst.extract`'s rpni method), and the number
-    of steps they hold."""
-    traces = record_traces(task, samples, config["max_digits"], seed, config["sampler"])
+def learn(task: Task, samples: int, config: dict, seed: int) -> tuple[Transducer, int, set[tuple[str, str]]]:
+    """The automaton RPNI learns from `samples` PTOs (`dfst.extract`'s rpni method), the number of
+    steps they hold, and their operand pairs."""
+    traces, pairs = record_dataset(task, samples, config["max_digits"], seed, config["sampler"])
     learner = config["learner"]
     found = extract(None, traces, learner, agent=task.agent, name=f"{learner}-{task.name}")
-    return found.agent, sum(len(t) for t in traces)
+    return found.agent, sum(len(t) for t in traces), pairs
 
 
 def try_count(task: Task, count: int, config: dict, seed: int) -> dict:
     """Learn from `count` PTOs and say whether the automaton is robust at search_digits."""
-    agent, steps = learn(task, count, config, seed)
-    report = evaluate_agent(task, agent, (config["search_digits"],), config["random"])
+    agent, steps, pairs = learn(task, count, config, seed)
+    report = evaluate_agent(task, agent, (config["search_digits"],), config["random"], pairs)
     return {"samples": count, "steps": steps, "states": agent.d, "rules": len(agent.rules),
             "robust": report["robust_max_digits"] >= config["search_digits"]}
 
@@ -126,9 +136,9 @@ def run(task: Task, *, seed: int, config: dict, progress: bool = True) -> Result
     else:
         needed, tried = search_samples(task, config, seed, _reporter(progress, task))
         count = needed or tried[-1]["samples"]
-    agent, steps = learn(task, count, config, seed)
+    agent, steps, pairs = learn(task, count, config, seed)
     seconds = time.perf_counter() - start
-    report = evaluate_agent(task, agent, _ints(config["eval_digits"], "eval_digits"), config["random"])
+    report = evaluate_agent(task, agent, _ints(config["eval_digits"], "eval_digits"), config["random"], pairs)
     notes = f"{count} PTOs (<= {config['max_digits']} digits, {config['sampler']} sampler)"
     if tried:
         notes += (f"; the fewest found robust at {config['search_digits']} digits" if needed else
