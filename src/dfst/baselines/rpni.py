@@ -49,11 +49,11 @@ DEFAULTS: dict = {
 def record_traces(task: Task, samples: int, max_digits: int, seed: int, sampler: str) -> list[np.ndarray]:
     """The expert's PTOs chosen by one of the DFST's samplers (`dfst.data.SAMPLERS`: contexts sees
     only PTOs; cover and pairs read the expert's states), one (T, 3) array per sample."""
-    return record_dataset(task, samples, max_digits, seed, sampler)[0]
+    return traces_and_pairs(task, samples, max_digits, seed, sampler)[0]
 
 
-def record_dataset(task: Task, samples: int, max_digits: int, seed: int,
-                   sampler: str) -> tuple[list[np.ndarray], set[tuple[str, str]]]:
+def traces_and_pairs(task: Task, samples: int, max_digits: int, seed: int,
+                     sampler: str) -> tuple[list[np.ndarray], set[tuple[str, str]]]:
     """`record_traces`, and the operand pairs of those PTOs (never scored)."""
     if sampler not in SAMPLERS:
         raise DfstError(f"unknown sampler {sampler!r} (known: {', '.join(SAMPLERS)})")
@@ -83,7 +83,7 @@ def evaluate_agent(task: Task, agent: Transducer, digits: tuple[int, ...], rando
 def learn(task: Task, samples: int, config: dict, seed: int) -> tuple[Transducer, int, set[tuple[str, str]]]:
     """The automaton RPNI learns from `samples` PTOs (`dfst.extract`'s rpni method), the number of
     steps they hold, and their operand pairs."""
-    traces, pairs = record_dataset(task, samples, config["max_digits"], seed, config["sampler"])
+    traces, pairs = traces_and_pairs(task, samples, config["max_digits"], seed, config["sampler"])
     learner = config["learner"]
     found = extract(None, traces, learner, agent=task.agent, name=f"{learner}-{task.name}")
     return found.agent, sum(len(t) for t in traces), pairs
