@@ -26,6 +26,9 @@ from dfst.protocol.ladder import max_passing
 from dfst.protocol.scorer import batched, score_with
 from dfst.tasks.base import Instance, Task
 
+# The input/output baselines' evaluation budget (config eval_seconds): their ladder stops before a length
+# predicted to overrun it, counted as CPU time alone (`dfst.protocol.clock.alone_seconds`).
+IO_EVAL_SECONDS = 600.0
 # Predicts answers (digit strings, most significant first, no leading zeros except "0") for a batch of
 # instances; None where the system gives no readable answer.
 Predictor = Callable[[list[Instance]], list[str | None]]

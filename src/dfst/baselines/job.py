@@ -22,8 +22,8 @@ from dfst.baselines import (
     run_side_task,
     side_task,
 )
-from dfst.errors import DfstError
 from dfst.io.outputs import check_output_file
+from dfst.protocol.config import check_time_budget
 from dfst.results import Result, default_path, save_record, save_result
 
 
@@ -48,8 +48,8 @@ def plan_baseline(name: str, task_name: str, *, seed: int = 0, config: list[str]
     side = side_task(name, task_name) is not None
     stored_task = task_name if side else baseline_task(name, task_name).name
     overrides = parse_config(list(config), baseline_defaults(name, task_name))
-    if overrides.get("eval_seconds", 1) <= 0:  # the ladder's budget, checked now and not after training
-        raise DfstError(f"eval_seconds must be a positive number of seconds, got {overrides['eval_seconds']}")
+    if "eval_seconds" in overrides:  # the ladder's budget, checked now and not after training
+        check_time_budget(overrides["eval_seconds"], "eval_seconds")
     # a policy's two sizes are two rows of `dfst table`: the large one gets a file of its own
     stored_name = f"{name}-large" if overrides.get("size") == "large" else name
     path = Path(out) if out is not None else default_path(stored_name, stored_task, seed)

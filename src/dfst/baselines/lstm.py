@@ -21,6 +21,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from dfst.baselines.common import (
+    IO_EVAL_SECONDS,
     clipped_step,
     count_params,
     evaluate_predictor,
@@ -45,7 +46,7 @@ DEFAULTS: dict = {
     "curriculum": 0.5,      # the longest training length grows from 1 to max over this fraction of steps
     "eval_top": 2000,       # the evaluation ladder's last length
     "random": 10,           # random pairs per length, as dfst eval
-    "eval_seconds": 600.0,  # the ladder stops before a length predicted to overrun this (CPU alone)
+    "eval_seconds": IO_EVAL_SECONDS,
     "threads": 1,           # torch threads: with one, a seed reproduces a run bit for bit
 }
 

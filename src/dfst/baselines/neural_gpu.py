@@ -29,7 +29,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from dfst.baselines.common import hardware, merge_config
+from dfst.baselines.common import IO_EVAL_SECONDS, hardware, merge_config
 from dfst.baselines.io_pairs import (
     PairSampler,
     add_gradient_noise,
@@ -54,7 +54,7 @@ DEFAULTS: dict = {
     "steps": 1000, "batch": 32, "lr": 3e-3, "clip": 1.0, "dropout": 0.06, "grad_noise": 0.0,
     "start_digits": 4, "max_digits": 20, "curriculum": 0.6,
     "eval_digits": "20,40,100,200,500,1000,2000", "eval_random": 10, "eval_batch": 32, "threads": 1,
-    "eval_seconds": 600.0,  # the ladder stops before a length predicted to overrun this (CPU alone)
+    "eval_seconds": IO_EVAL_SECONDS,
 }
 COST_POWER = 2  # an instance of n digits: n steps over n cells
 

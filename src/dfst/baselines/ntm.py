@@ -34,7 +34,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from dfst.baselines import io_pairs
-from dfst.baselines.common import count_params, hardware, merge_config
+from dfst.baselines.common import IO_EVAL_SECONDS, count_params, hardware, merge_config
 from dfst.errors import DfstError
 from dfst.results import Result
 from dfst.tasks.base import Instance, Task
@@ -44,7 +44,7 @@ DEFAULTS: dict = {
     "controller": 100, "memory": 64, "word": 20, "steps": 2000, "batch": 32, "lr": 1e-3, "clip": 10.0,
     "start_digits": 2, "max_digits": 8, "curriculum": 0.6,
     "eval_digits": "4,8,16,20,40,100,200,500,1000,2000", "eval_random": 10, "eval_batch": 32, "threads": 1,
-    "eval_seconds": 600.0,  # the ladder stops before a length predicted to overrun this (CPU alone)
+    "eval_seconds": IO_EVAL_SECONDS,
 }
 COST_POWER = 2  # an instance of n digits: ~3n steps, each addressing a memory of as many cells
 

@@ -30,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from dfst.baselines import tp_mult_scratchpad as tpm
 from dfst.baselines import tp_scratchpad as tp
-from dfst.baselines.common import evaluate_predictor, hardware, power_growth
+from dfst.baselines.common import IO_EVAL_SECONDS, evaluate_predictor, hardware, power_growth
 from dfst.errors import DfstError
 from dfst.results import Result
 from dfst.tasks import get_task
@@ -41,7 +41,7 @@ DEFAULTS: dict = {
     "context": 192, "batch": 16, "steps": 5000, "lr": 3e-3, "weight_decay": 0.1, "warmup": 200,
     "min_train_digits": 2, "max_train_digits": 8, "curriculum": 0.3,
     "window": 0, "eval_factors": "1,1.5,2,3,5", "eval_random": 10, "threads": 1,
-    "eval_seconds": 600.0,  # the ladder stops before a length predicted to overrun this (CPU alone)
+    "eval_seconds": IO_EVAL_SECONDS,
     "paper_size": False,
 }
 COST_POWER = 2  # an instance of n digits: a scratchpad of ~n lines of ~n tokens

@@ -15,6 +15,13 @@ from dfst.errors import DfstError
 UNTIL_FAIL_BUDGET = 600.0  # seconds: the time budget of --until-fail when none is given
 
 
+def check_time_budget(seconds: float, name: str = "the time budget") -> None:
+    """A time budget is a finite positive number of seconds; anything else is a one-line DfstError
+    naming it (`name`: how the caller's user set it)."""
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise DfstError(f"{name} must be a positive number of seconds, got {seconds}")
+
+
 @dataclass(frozen=True)
 class EvalConfig:
     """At each length of `digits`: the task's hard set (`hard`) and `random` pairs drawn from
@@ -44,8 +51,8 @@ class EvalConfig:
             raise DfstError("nothing to evaluate: no random pairs and no hard instances")
         if not self.digits or min(self.digits) < 1:
             raise DfstError(f"lengths must be >= 1, got {list(self.digits)}")
-        if self.time_budget is not None and not (math.isfinite(self.time_budget) and self.time_budget > 0):
-            raise DfstError(f"the time budget must be a positive number of seconds, got {self.time_budget}")
+        if self.time_budget is not None:
+            check_time_budget(self.time_budget)
         if self.max_memory is not None and self.max_memory < 1:
             raise DfstError(f"the memory bound must be at least 1 byte, got {self.max_memory}")
 
