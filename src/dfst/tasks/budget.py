@@ -45,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from dfst.errors import DfstError
 from dfst.io.limits import check_work, human_bytes
 from dfst.tasks.base import Task
+from dfst.tasks.hard import TRAVEL_FAMILY, travel_lengths
 
 # (rows, cols) of the layout for operands of n and m digits, by task operation (tasks/addition.py,
 # tasks/multiplication.py and the others draw them; tests/test_budget.py checks these against every task).
@@ -82,7 +83,7 @@ JSON_BYTES = 3      # json.dumps and the write to stdout, per character of opera
 INSTANCE_BYTES = 3 << 10
 ANSWER_OVERHEAD = 1 << 10  # a one-symbol answer (compare2's <) still allocates ~600 B the first time
 PROBE_DIGITS = 8    # the candidate pool of the cover sampler is sized from the hard set at this length
-PROBE_LIMIT = 1026  # no hard set gains instances past this length (dfst.tasks.hard.travel_lengths)
+PROBE_LIMIT = 128  # no family of a hard set but the carry travels gains instances past this length
 
 
 @dataclass(frozen=True)
@@ -166,11 +167,20 @@ def estimate_solve(task: Task, n: int, m: int, *, generate: bool = False,
 
 def hard_digits(task: Task, n: int) -> tuple[int, int]:
     """(instances, digits of their distinct operand strings) of the hard set at n digits, from the
-    set at min(n, PROBE_LIMIT): no hard set gains instances past it, and each of its operands of more
-    than one digit is counted as n digits (none is longer, bar subtraction's n+1-digit sums)."""
-    probe = task.hard_families(min(n, PROBE_LIMIT))
-    long = {s for inst in probe for s in (inst.a, inst.b) if len(s) > 1}
-    return len(probe), len(long) * n
+    set at min(n, PROBE_LIMIT): no family gains instances past it but the carry travels, whose count
+    at n is known (`travel_lengths`); each operand of more than one digit is counted as n digits
+    (none is longer, bar subtraction's n+1-digit sums)."""
+    probe_n = min(n, PROBE_LIMIT)
+    probe = task.hard_families(probe_n)
+    travels = [inst for inst in probe if TRAVEL_FAMILY in inst.name]
+    count = len(probe)
+    long = len({s for inst in probe for s in (inst.a, inst.b) if len(s) > 1})
+    if travels and n > probe_n:  # instances and long strings per travel length, times the lengths gained
+        lengths, more = len(travel_lengths(probe_n)), len(travel_lengths(n)) - len(travel_lengths(probe_n))
+        per_length = len({s for inst in travels for s in (inst.a, inst.b) if len(s) > 1})
+        count += len(travels) * more // lengths
+        long += -(-per_length * more // lengths)
+    return count, long * n
 
 
 def estimate_hard_set(task: Task, n: int, hard: bool = True) -> Estimate:

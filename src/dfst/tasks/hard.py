@@ -80,13 +80,14 @@ def hard_addition(n: int, base: int) -> list[Instance]:
 
 
 EVERY_TRAVEL = 100  # `_carry_travels` sends a carry every k places up to this, then 128, ..., 1,024
+TRAVEL_FAMILY = "carry_travels_"  # the name of every instance of `_carry_travels` starts so
 TRAVELS = (*range(2, EVERY_TRAVEL + 1), 128, 256, 512, 1024)
 
 
 def travel_lengths(n: int) -> list[int]:
     """The TRAVELS that fit at n digits (a carry entering k places of the longer operand needs
-    n >= k + 2). There are no more past 1,026 digits, so a hard set's size is read off its set at that
-    length (`dfst.tasks.budget.hard_digits`)."""
+    n >= k + 2; `dfst.tasks.budget.hard_digits` counts a hard set's instances at any length from
+    them)."""
     return [k for k in TRAVELS if k <= n - 2]
 
 
@@ -101,7 +102,7 @@ def _carry_travels(n: int, base: int) -> list[tuple[str, str, str]]:
     top, cases = d[-1], []
     for k in travel_lengths(n):
         a, b = d[1] + d[0] + top * (k - 1) + d[1] * (n - k - 1), top * (n - k - 1)
-        cases += [(f"carry_travels_{k}", a, b), (f"carry_travels_{k}_swapped", b, a)]
+        cases += [(f"{TRAVEL_FAMILY}{k}", a, b), (f"{TRAVEL_FAMILY}{k}_swapped", b, a)]
     return cases
 
 
