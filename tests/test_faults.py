@@ -81,5 +81,28 @@ def test_every_fault_is_caught_where_an_instance_of_it_fits():
     """n digits hold a carry entering at most n - 2 places past the shorter operand: 37 and 98
     places only at 100 (which the hard set missed while it sent carries 2-10, 16 and 64 places)."""
     rows = run_faults(["add2", "add10", "sub2", "sub10"], (10, 30, 100))
-    assert {row["caught_at"] for row in rows if row["fault"].endswith(("_37", "_98"))} == {100}
-    assert all(row["caught_at"] is not None for row in rows), [r for r in rows if r["caught_at"] is None]
+    caught = {row["fault"]: row["caught_at"] for row in rows}
+    assert {caught[f"{kind}_travels_{k}"] for kind in ("carry", "borrow") for k in (37, 98)
+            if f"{kind}_travels_{k}" in caught} == {100}
+    fits = [row for row in rows if not row["fault"].endswith(tuple(f"_{k}" for k in TRAVELS if k > 98))]
+    assert all(row["caught_at"] is not None for row in fits), [r for r in fits if r["caught_at"] is None]
+
+
+def test_a_carry_travelling_any_distance_up_to_a_thousand_digits_is_caught_there():
+    """Every k up to n - 2 at 1,000 digits: a carry stopping 777 places past the shorter operand (the
+    hard set stopped at 1,024 places and had only 128, 256 and 512 past 100)."""
+    rows = {(row["task"], row["fault"]): row for row in run_faults(["add2", "sub2"], (1_000,), random=0)}
+    for fault in ("add2", "carry_travels_777"), ("sub2", "borrow_travels_777"):
+        assert rows[fault]["caught_at"] == 1_000 and rows[fault]["wrong"] >= 1, fault
+
+
+def test_the_hard_set_sends_carries_every_distance_it_can_pay_for_then_a_fixed_spread():
+    from dfst.tasks.hard import every_travel_up_to, travel_lengths
+
+    assert travel_lengths(1_000) == list(range(2, 999)) and every_travel_up_to(3_163) == 3_161
+    at_10k, at_100k = travel_lengths(10_000), travel_lengths(100_000)
+    assert set(range(2, 1_001)) <= set(at_10k) and 1_001 not in at_10k
+    for n, lengths in ((10_000, at_10k), (100_000, at_100k)):
+        assert {1 << j for j in range(1, 17) if 1 << j <= n - 2} <= set(lengths) and lengths[-1] == n - 2
+        assert lengths == sorted(set(lengths)) and len(lengths) >= every_travel_up_to(n) + 16
+    assert travel_lengths(100_000) == at_100k  # fixed by n: the same every time

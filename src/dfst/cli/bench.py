@@ -98,7 +98,7 @@ def _print_mutations(report: dict) -> None:
 def bench_faults_command(
     tasks: str = typer.Option("add2,add10,sub2,sub10", "--tasks", help="Comma-separated addition and "
                               "subtraction tasks."),
-    digits: str = typer.Option("10,30,100", "--digits", help="Comma-separated operand lengths N."),
+    digits: str = typer.Option("10,30,100,1000,10000", "--digits", help="Comma-separated operand lengths N."),
     random: int = typer.Option(10, "--random", help="Random pairs per length (the paper's protocol: 10)."),
     as_json: bool = JsonOption,
 ) -> int:

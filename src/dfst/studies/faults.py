@@ -7,7 +7,9 @@ instances of one kind, right on every other:
 
     carry_travels_K   addition: a carry out of the shorter operand enters exactly K digits of the
                       longer one and stops inside it (K = 1, 2, 3, 5, 10, 37, 98: the hard set
-                      had 2-10, 16, 64, 256 and 1,024 until a carry went every distance to 100)
+                      had 2-10, 16, 64, 256 and 1,024 until a carry went every distance to 100;
+                      777, 2,500 and 4,096: every distance up to 1,000 digits, and past what 10^7
+                      digit columns pay for at 10^4 only powers of two and a few others)
     borrow_travels_K  subtraction: the same for a borrow
     unequal_by_J      the operands' lengths differ by exactly J (J = 1, 2)
     new_top_digit     addition: the answer is longer than both operands (a carry out of the top)
@@ -27,8 +29,9 @@ from dfst.tasks import Instance, Task, get_task
 from dfst.tasks.arith import digit_symbols
 
 Kind = Callable[[str, str, int], bool]  # (a, b, base) -> is this instance of the fault's kind?
-TRAVELS = (1, 2, 3, 5, 10, 37, 98)
+TRAVELS = (1, 2, 3, 5, 10, 37, 98, 777, 2500, 4096)
 CHAIN = 8
+LENGTHS = (10, 30, 100, 1_000, 10_000)  # the first two, then the protocol's ladder
 
 
 def _digits(x: str, base: int) -> list[int]:
@@ -120,7 +123,7 @@ def _after_a_failure(levels: list[dict]) -> bool:
     return not levels[-1]["robust"]
 
 
-def run_faults(tasks: Sequence[str], digits: Sequence[int] = (10, 30, 100), random: int = 10,
+def run_faults(tasks: Sequence[str], digits: Sequence[int] = LENGTHS, random: int = 10,
                on_fault: Callable[[str, str], None] | None = None) -> list[dict]:
     """One row per (task, fault): the first length of `digits` at which the protocol saw a wrong
     answer (None: it never did), and the instances it saw wrong there."""

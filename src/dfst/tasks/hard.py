@@ -7,6 +7,8 @@ operands have leading zeros on purpose (all-zero operands, 0…02), since the gr
 
 from __future__ import annotations
 
+import hashlib
+
 from dfst.tasks.arith import digit_symbols
 from dfst.tasks.base import Instance
 
@@ -23,7 +25,10 @@ from dfst.tasks.base import Instance
 HARD_SET_VERSION = 9
 # Task by task since: 10, compare2 and compare10: tie runs that the top column overturns, a family the
 # protocol scores and no sampler draws (`compare.overturned_ties`, `Task.test_hard`).
-TASK_VERSIONS = {"compare2": 10, "compare10": 10}
+# 11, addition and subtraction: a carry (a borrow) enters every k up to n - 2 digits of the longer
+# operand where 10^7 digit columns pay for it (every k up to 3,163 digits), and past that every power of
+# two, the longest travel and 16 more (`travel_lengths`): they stopped at 1,024 before.
+TASK_VERSIONS = {"compare2": 10, "compare10": 10, **{name: 11 for name in ("add2", "add10", "sub2", "sub10")}}
 
 
 def hard_set_version(task: str) -> int:
@@ -79,25 +84,51 @@ def hard_addition(n: int, base: int) -> list[Instance]:
     return [Instance(a, b, name) for name, a, b in cases]
 
 
-EVERY_TRAVEL = 100  # `_carry_travels` sends a carry every k places up to this, then 128, ..., 1,024
+EVERY_TRAVEL = 100  # `_carry_travels` sends a carry every k places up to at least this, at every length
+TRAVEL_COLUMNS = 10**7  # ... and every k up to TRAVEL_COLUMNS / n: about 10^7 digit columns a direction
 TRAVEL_FAMILY = "carry_travels_"  # the name of every instance of `_carry_travels` starts so
-TRAVELS = (*range(2, EVERY_TRAVEL + 1), 128, 256, 512, 1024)
+ARBITRARY_TRAVELS = 16  # ... and this many k past that, fixed by n alone (`_arbitrary_travels`)
+
+
+def every_travel_up_to(n: int) -> int:
+    """Every k up to this is in `travel_lengths(n)`: all of them (n - 2) up to 3,163 digits, then as
+    many as 10^7 digit columns pay for (1,000 at 10^4 digits, 100 from 10^5 on). Every k up to n
+    would be 2n instances of n digits: 2·10^10 columns at 10^5, about two hours of add10's raw weights
+    on a laptop core for one length of one run."""
+    return min(n - 2, max(EVERY_TRAVEL, TRAVEL_COLUMNS // n))
 
 
 def travel_lengths(n: int) -> list[int]:
-    """The TRAVELS that fit at n digits (a carry entering k places of the longer operand needs
-    n >= k + 2; `dfst.tasks.budget.hard_digits` counts a hard set's instances at any length from
-    them)."""
-    return [k for k in TRAVELS if k <= n - 2]
+    """How far `_carry_travels` sends a carry past the shorter operand at n digits (k places needs
+    n >= k + 2): every k from 2 to `every_travel_up_to(n)`, then every power of two, the longest
+    (n - 2, a carry that stops at the top digit) and ARBITRARY_TRAVELS others in between."""
+    every = every_travel_up_to(n)
+    beyond = {1 << j for j in range(1, (n - 2).bit_length()) if every < 1 << j <= n - 2}
+    if n - 2 > every:
+        beyond |= {n - 2, *_arbitrary_travels(every + 1, n - 3)}
+    return [*range(2, every + 1), *sorted(beyond)]
+
+
+def _arbitrary_travels(low: int, high: int) -> set[int]:
+    """ARBITRARY_TRAVELS values in [low, high] (all of them when fewer), the same for every run of
+    every version of Python: each a hash of its index and the interval, not a seeded generator whose
+    stream a library may change."""
+    if high - low + 1 <= ARBITRARY_TRAVELS:
+        return set(range(low, high + 1))
+    picks: set[int] = set()
+    for index in range(4 * ARBITRARY_TRAVELS):
+        digest = hashlib.sha256(f"carry travel {index} in {low}..{high}".encode()).digest()
+        picks.add(low + int.from_bytes(digest[:8], "big") % (high - low + 1))
+        if len(picks) == ARBITRARY_TRAVELS:
+            break
+    return picks
 
 
 def _carry_travels(n: int, base: int) -> list[tuple[str, str, str]]:
     """A carry out of the shorter operand that enters exactly k digits of the longer one and stops
     there, at a 0 (1 0 9…9 1…1 + 9…9, k - 1 nines), both ways round, for k in `travel_lengths` (one
-    place is `_past_the_shorter`'s; every k from 2 to 100, then 128, 256, 512 and 1,024 places: every k
-    up to n would be 2n instances of n digits, about 9,000 s of add10's protocol at 10^5 digits). An
-    adder wrong only there passed the protocol before (`dfst bench faults`); subtraction's hard set
-    turns each into a borrow entering k digits."""
+    place is `_past_the_shorter`'s). An adder wrong only there passed the protocol before
+    (`dfst bench faults`); subtraction's hard set turns each into a borrow entering k digits."""
     d = digit_symbols(base)
     top, cases = d[-1], []
     for k in travel_lengths(n):
