@@ -70,9 +70,9 @@ def evaluate_agent(task: Task, agent: Transducer, digits: tuple[int, ...], rando
 
     weights = DfstWeights.of(*compile_agent(agent, task=task.name).numpy_weights())
     levels: list[dict] = []
+    held_out = HeldOut(trained_on)  # once: `trained_on` may be an iterator; its counts are per length
     for n in sorted(set(digits)):
-        report, _ = run_protocol(task, weights, EvalConfig(digits=(n,), random=random),
-                                 held_out=HeldOut(trained_on))
+        report, _ = run_protocol(task, weights, EvalConfig(digits=(n,), random=random), held_out=held_out)
         levels += report["levels"]
         if not levels[-1]["robust"]:
             break

@@ -176,7 +176,8 @@ def hard_digits(task: Task, n: int) -> tuple[int, int]:
     count = len(probe)
     long = len({s for inst in probe for s in (inst.a, inst.b) if len(s) > 1})
     if travels and n > probe_n:  # instances and long strings per travel length, times the lengths gained
-        lengths, more = len(travel_lengths(probe_n)), len(travel_lengths(n)) - len(travel_lengths(probe_n))
+        lengths = len(travel_lengths(probe_n))
+        more = len(travel_lengths(n)) - lengths
         per_length = len({s for inst in travels for s in (inst.a, inst.b) if len(s) > 1})
         count += len(travels) * more // lengths
         long += -(-per_length * more // lengths)
