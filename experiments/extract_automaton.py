@@ -8,7 +8,7 @@ at 10, 1,000 and 100,000 digits.
 
     python experiments/extract_automaton.py runs/long/noise-l1-100k 0.2
 
-Results are in docs/training.md.
+Results are in docs/research/training.md.
 """
 import sys
 from collections import Counter, defaultdict

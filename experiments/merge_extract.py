@@ -1,4 +1,4 @@
-"""Extraction with nearest-first RPNI-style merging on trained runs, as docs/training.md section 8
+"""Extraction with nearest-first RPNI-style merging on trained runs, as docs/research/training.md section 8
 measured it: without the fold of successors that dfst.extract.merge.merged_labels now does (section 9), so a
 radius whose clusters show two successors for one (cluster, symbol) pair is skipped here.
 

@@ -11,7 +11,7 @@ of each h_t: sharper states), --tau0/--tau1 (softmax temperature annealing).
         --init 0.5 --lr 0.05
     python experiments/relaxed_automaton.py add2 --d 18 --R 16 --lu 0.3 --lh 0.1 --iters 3000
 
-Results are in docs/training.md.
+Results are in docs/research/training.md.
 """
 import argparse
 import sys

@@ -5,7 +5,7 @@
 Reads the blocks off RUN's trained model exactly as `dfst finetune` does, then runs the centres phase
 (the defaults: 3,000 L-BFGS iterations, damping 1, margin 0.5) from a *random* model (dfst's random
 init, seed S) and random unit centres instead of the trained weights and their states' directions.
-Writes the result to OUT (a checkpoint; evaluate it with dfst eval OUT). docs/finetune.md reports it.
+Writes the result to OUT (a checkpoint; evaluate it with dfst eval OUT). docs/research/finetune.md reports it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Closed-loop robust length of the raw weights against iterations, per phase (docs/training.md's plot).
+"""Closed-loop robust length of the raw weights against iterations, per phase (the plot of
+docs/research/training.md).
 
     python scripts/finetune_curve.py RUN OUT.png [--digits 10,100,...] [--iters 0,100,...] [--force]
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Train TASK with its recipe (the fine-tuning phase included), evaluate RUN/model closed loop with
-# plain h, and certify it (plain and rescaled), for each seed given: docs/finetune.md's tables.
+# plain h, and certify it (plain and rescaled), for each seed given: docs/research/finetune.md's tables.
 #   scripts/finetune_seeds.sh OUT TASK DIGITS SEED...
 #   e.g. scripts/finetune_seeds.sh runs/ft add2 10,100,1000,10000,100000,1000000 11 23 57
 # (add2: about 1.5 CPU minutes per seed and 2 more for the evaluation at 10^6 and the certificates.)

@@ -1,9 +1,9 @@
-"""The results table of docs/baselines.md, from the sequence-model policies' stored results.
+"""The results table of docs/research/baselines.md, from the sequence-model policies' stored results.
 
     python scripts/policy_table.py [RESULTS_DIR]      # default results/baselines; Markdown on stdout
 
 One row per (task, system) over the seeds stored: medians unless a column lists each seed (see the
-column notes under the table in docs/baselines.md). Reads only `*policy*.json` result files.
+column notes under the table in docs/research/baselines.md). Reads only `*policy*.json` result files.
 """
 
 from __future__ import annotations

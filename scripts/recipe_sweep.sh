@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The add2 recipe comparison in docs/training.md: 20 samples of <= 3 digits, 10,000 iterations,
+# The add2 recipe comparison in docs/research/training.md: 20 samples of <= 3 digits, 10,000 iterations,
 # closed-loop evaluation at 10, 100 and 1,000 digits every 2,500 iterations. Two runs at a time.
 # Usage: scripts/recipe_sweep.sh [OUT_DIR]   (default runs/sweep; finished runs are kept)
 set -euo pipefail
@@ -26,7 +26,7 @@ jobs_for_seed() {
 }
 for seed in 0 1 2; do jobs_for_seed "$seed"; done
 dfst report-runs "$OUT"/*/ --markdown
-# The 100,000-iteration runs of docs/training.md (about 5 CPU minutes each):
+# The 100,000-iteration runs of docs/research/training.md (about 5 CPU minutes each):
 #   dfst train add2 --out runs/long/noise-l1-100k[-sN] [--seed N] --iters 100000 --noise 0.05 --l1 1e-5 \
 #     --eval-every 10000 --eval-digits 10,100,1000 --forward loop
 #   dfst train add2 --out runs/long/anneal-discrete-100k --iters 100000 --noise 0.1 --noise-final 0 \

@@ -8,7 +8,7 @@ Settings (20 cover samples of at most 3 digits, one restart, h not normalised, l
 fused engine on the loop forward):
   jitter     the published initialisation with its symmetry broken (identity + N(0, 0.01²))
   noise      that plus σ = 0.05 noise on h
-  noise-l1   that plus L1 1e-5 on A (docs/training.md section 4's setting)
+  noise-l1   that plus L1 1e-5 on A (docs/research/training.md section 4's setting)
 
 Every `--every` iterations the run is stopped at its checkpoint, its weights are evaluated closed loop
 (h rescaled every step: training's protocol) at each length, and the consistency residual is measured

@@ -178,11 +178,11 @@ def test_the_api_block_trains_what_dfst_train_trains(task):
 
 
 def test_the_training_speed_table_is_docs_performance_md():
-    """The README's iterations-per-second rows are performance.md's measured ones (a table edit once
-    pasted the headline's rows under this heading)."""
+    """The README's iterations-per-second rows are docs/research/performance.md's measured ones (a table
+    edit once pasted the headline's rows under this heading)."""
     text = README.read_text().split("| recipe | autograd it/s |", 1)[1].split("\n\n", 1)[0]
     readme_rows = table_rows("| recipe |" + text)
-    measured = {row[0]: row for row in table_rows((ROOT / "docs" / "performance.md").read_text())
+    measured = {row[0]: row for row in table_rows((ROOT / "docs" / "research" / "performance.md").read_text())
                 if len(row) == 9}
     assert [row[0] for row in readme_rows] == ["add2", "add10", "mult2", "mult10", "div10x1"]
     for task, autograd, fused, ratio, share in readme_rows:

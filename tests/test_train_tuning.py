@@ -69,7 +69,7 @@ def test_a_finished_fine_tuned_run_is_returned_as_it_is(runs):
 
 def test_the_phase_is_dfst_finetune_on_the_trained_run(runs, tmp_path):
     """`dfst train` with the phase and `dfst train --no-finetune` then `dfst finetune` give the same
-    bytes: docs/finetune.md's measurements hold for both."""
+    bytes: docs/research/finetune.md's measurements hold for both."""
     from dfst.train.finetune import FinetuneConfig, finetune
 
     root, _, _ = runs

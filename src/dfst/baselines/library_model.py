@@ -9,7 +9,7 @@ with the comparison reversed (descending). Every candidate runs on the different
 selection, is trained by cross-entropy on the answers alone, until the chosen program holds
 `confidence` of the weight. Evaluation is the DFST's protocol (`evaluate_predictor`): the selected
 program runs on the discrete interpreter at every length (the soft machine's cost grows as base² ×
-steps, and both grow with the length: see docs/library.md). The exactness is the compiled program's,
+steps, and both grow with the length: see docs/research/library.md). The exactness is the compiled program's,
 not learned: what is learned is which program to call (one choice of two), from `samples`
 answer-supervised pairs.
 """

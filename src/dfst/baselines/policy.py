@@ -13,7 +13,7 @@ the last length's time, linear in the step bound for the recurrent models, quadr
 transformer), and, for the transformer, before a length whose step bound exceeds `max_context` (its
 KV cache). `details.stopped_by` says which. Sizes: `dfst.baselines.policy_models`; the system is
 "LSTM policy (small)" or "(large)", two rows of `dfst table`; `dfst baseline` stores the large one
-under its own name (results/baselines/lstm-policy-large-add2-s0.json). Results: docs/baselines.md.
+under its own name (results/baselines/lstm-policy-large-add2-s0.json). Results: docs/research/baselines.md.
 """
 
 from __future__ import annotations

@@ -139,7 +139,7 @@ def bench_learnability_command(
 ) -> None:
     """Random grid agents on a binary tape (d states, kept when they halt and use every state), each
     learned from N PTOs by a DFST (default recipe) and by RPNI on the same PTOs: how many are exact
-    at 100x the training length, per d and N (docs/learnability.md)."""
+    at 100x the training length, per d and N (docs/research/learnability.md)."""
     from dfst.studies.learnability import check_results_directory, learnability_report, save_results
 
     d_values, counts = parse_lengths(states, "--states"), parse_lengths(samples, "--samples")
@@ -171,7 +171,7 @@ def bench_train_command(
 ) -> None:
     """Training iterations per second, fused engine vs autograd's graph, on each task's recipe (same
     data, initialisation, batches and noise), with FLOPs per iteration and the fused engine's share
-    of this machine's dense float32 ceiling (docs/performance.md)."""
+    of this machine's dense float32 ceiling (docs/research/performance.md)."""
     from dfst.train.bench import bench_train
 
     rows = bench_train(tuple(t.strip() for t in tasks.split(",") if t.strip()), iters, repeats, threads)

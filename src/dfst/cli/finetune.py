@@ -1,5 +1,5 @@
 """`dfst finetune`: fine-tune a finished training run so that its raw weights stay exact closed loop
-far beyond the training length (dfst.train.finetune; docs/finetune.md). Parses, calls, prints."""
+far beyond the training length (dfst.train.finetune; docs/research/finetune.md). Parses, calls, prints."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`dfst library list` and `dfst library run PROGRAM ARGS...`: seed 002's program library on the
-discrete interpreter and on the differentiable machine, beside Python's answer (docs/library.md)."""
+discrete interpreter and on the differentiable machine, beside Python's answer (docs/research/library.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dfst.cli.app import JsonOption, app, console, print_json, print_table
 from dfst.errors import DfstError
 
 library_app = typer.Typer(help="Seed 002's differentiable register machine and its program library "
-                               "(docs/library.md).", no_args_is_help=True)
+                               "(docs/research/library.md).", no_args_is_help=True)
 app.add_typer(library_app, name="library")
 
 
@@ -92,7 +92,7 @@ def library_experiment_command(
     sentences: int = typer.Option(6000, "--sentences",
                                   help="llm: sentences (70% to train; the seed had 45,151)."),
     lr: float = typer.Option(1e-3, "--lr", help="llm: AdamW's learning rate (the seed's 1e-2 stays "
-                            "at chance here; see docs/library.md)."),
+                            "at chance here; see docs/research/library.md)."),
     llama_dir: str = typer.Option("", "--llama-dir", help="llm: a LOCAL directory holding a pretrained "
                                   "LLaMA and its tokenizer (never a hub name: nothing is downloaded)."),
     signal: str = typer.Option("answer", "--signal", help="llm: what training sees: answer (the seed's), "

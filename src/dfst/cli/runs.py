@@ -1,4 +1,5 @@
-"""`dfst report-runs` and `dfst plot-runs`: tables and figures of training runs (docs/training.md)."""
+"""`dfst report-runs` and `dfst plot-runs`: tables and figures of training runs
+(docs/research/training.md)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ start is a context too); the instances are picked greedily, each the one whose P
 contexts not yet shown, until none shows a new one, then random pairs fill up to `samples`. n is the
 longest (from 2 to MAX_CONTEXT) whose cover fits in `samples`: the sample budget goes to PTOs that
 show something new for as long as it lasts (mult2's 750 samples: 8 steps, a cover of 159 PTOs; with
-pairs of steps, 7 PTOs and 743 random ones, and seeds 0-2 failed at 10 digits; docs/training.md).
+pairs of steps, 7 PTOs and 743 random ones, and seeds 0-2 failed at 10 digits; docs/research/training.md).
 Two agents whose PTOs are equal on every input (states renamed or reordered, a state split in two
 equivalent copies) get the same instances, and so the same training set.
 

@@ -27,7 +27,7 @@ the verdict in the state for the whole run: with b's digits written back unchang
 only in the last write, and trained DFSTs read off automata of more states than the expert, wrong on
 equal operands (101 vs 101) and on leading zeros (1 vs 01); writing the running verdict made compare2
 learnable, but compare10's 40-state expert (three copies of every state, one per verdict) still did
-not train, its verdict copies nearly merged in the trained DFST (docs/training.md section 12).
+not train, its verdict copies nearly merged in the trained DFST (docs/research/training.md section 12).
 
 States: base + 12 (22 in base 10), halt included; alphabet: the digits, the blank, then <, = and >.
 """

@@ -5,7 +5,7 @@ remainder in its state: each column's value 10r + x (r, the remainder so far, in
 the digit x) is divided by repeated subtraction of d, one unit at a time, with the units counted on
 the grid. A state that remembered d would be followed, for the whole run, by symbols that only d
 decides, and no PTO would show that those states, one per divisor, act alike: a DFST trained on the
-divisor-in-state expert (65 states) never generalised (docs/training.md section 12).
+divisor-in-state expert (65 states) never generalised (docs/research/training.md section 12).
 
     row 1   the working value: a from column 2; a column leaves its remainder in its digit's cell,
             which the next column borrows from

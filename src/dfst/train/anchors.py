@@ -22,7 +22,7 @@ need r well below 1/(2.5N). Fine-tuning makes r small on purpose:
              L-BFGS in float64 on the objective at the centres alone (`Anchored.at_centres`:
              consistency, h0's pull, damping, orthonormal centres and a margin hinge on the
              readouts at each centre), which needs no teacher-forced pass and whose optimum is 0,
-             so the residual goes to float32's floor in seconds (docs/finetune.md). With more
+             so the residual goes to float32's floor in seconds (docs/research/finetune.md). With more
              blocks than dimensions the model is first `grown` to one dimension per block.
 """
 
@@ -245,7 +245,7 @@ def frozen_phase(anchored: Anchored, iters: int, progress: Progress = None) -> d
     orthonormal set closest to them (Löwdin: U Vᵀ of their SVD): A, B, C and h0 alone move, and
     for fixed centres the objective is least squares plus a hinge, whose optimum 0 L-BFGS reaches.
     With the centres free from the start, mult10's 34 blocks in d = 35 stalled at a consistency of
-    0.03 (docs/finetune.md). Skipped (iterations 0) when there are more blocks than dimensions."""
+    0.03 (docs/research/finetune.md). Skipped (iterations 0) when there are more blocks than dimensions."""
     count, d = anchored.u.shape
     if iters == 0 or count > d:
         return {"iterations": 0}

@@ -50,7 +50,7 @@ def bench_task(name: str, iters: int, repeats: int, threads: int, ceiling: float
     cfg = replace(RECIPES[name], threads=threads)
     task = TASKS[name]
     seqs = Sequences.of(training_data(cfg, task))
-    # the expert's state count: a fixed size class for timing, as docs/performance.md's table (a
+    # the expert's state count: a fixed size class for timing, as docs/research/performance.md's table (a
     # benchmark, not a learner: a run takes its d from its PTOs, dfst.train.dsize)
     d, k = cfg.d or task.agent.d, len(task.alphabet)
     rates = {engine: max(_rate(replace(cfg, engine=engine), seqs, k, d, iters) for _ in range(repeats))

@@ -1,18 +1,20 @@
 """The training configuration: one schema, grouped, validated, written once (and free of torch).
 
-A `TrainConfig` is seven small frozen groups; each field is declared once, with its default, its
+A `TrainConfig` is eight small frozen groups; each field is declared once, with its default, its
 bounds or choices and its `dfst train` help text (`setting`). Everything else reads that declaration:
 validation, the flat dictionary that run directories and stored results keep (`to_dict`), the
 options of `dfst train` (`dfst.cli.training`) and the command line that reproduces a run
 (`command_line`).
 
-    data        task, samples, max_digits, seed, sampler        what is trained on
-    model       d, init, normalize_h, forward                   the model and its teacher-forced pass
-    optim       iters, lr, schedule, batch, bucket, loss, threads
-    regular     noise, noise_final, l1, discrete                noise on h and penalties
-    population  restarts, extract                               restarts side by side, the one kept
+    data        task, samples, max_digits, seed, sampler, agent     what is trained on
+    model       d, d_rule, init, normalize_h, forward               the model and its teacher-forced pass
+    optim       iters, lr, schedule, batch, bucket, loss, threads, engine
+    regular     noise, noise_final, l1, discrete                    noise on h and penalties
+    population  restarts, extract                                   restarts side by side, the one kept
     evaluation  eval_every, eval_digits, eval_random, target_digits
     logging     checkpoint_every, log_every
+    tuning      finetune, finetune_adam, finetune_plain, finetune_lbfgs, finetune_damping,
+                finetune_centres, finetune_margin, finetune_frozen   the fine-tuning phase
 
 Flat names stay the public vocabulary: `TrainConfig(task="add2", iters=100)`, `cfg.iters`,
 `dataclasses.replace(cfg, noise=0.0)` and `TrainConfig.from_dict(cfg.to_dict())` all take them.
@@ -103,8 +105,8 @@ class OptimConfig:
     loss: str = setting("mse", "mse (published) or ce.")
     threads: int = setting(1, "Torch threads (bit-identity needs the same number).", low=1)
     engine: str = setting("fused", "The objective's forward and backward pass: fused (one compiled "
-                          "pass on the CPU; docs/performance.md) or autograd (torch's graph, the same "
-                          "gradient; used wherever fused does not apply).")
+                          "pass on the CPU; docs/research/performance.md) or autograd (torch's graph, "
+                          "the same gradient; used wherever fused does not apply).")
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -164,8 +166,8 @@ class LoggingConfig:
 
 @dataclass(frozen=True)
 class TuningConfig:
-    """Fine-tuning, a phase after training (dfst.train.finetune, docs/finetune.md): the kept model's own
-    weights made exact closed loop far beyond the training length. model/ gets the fine-tuned
+    """Fine-tuning, a phase after training (dfst.train.finetune, docs/research/finetune.md): the kept
+    model's own weights made exact closed loop far beyond the training length. model/ gets the fine-tuned
     weights, trained/ keeps the trained ones."""
 
     finetune: bool = setting(False, "Fine-tune the kept model after training (on in every task's recipe): "
@@ -210,9 +212,11 @@ BEFORE_DEFAULTS = {"engine": "autograd", "d_rule": "expert"}  # later fields who
 
 @dataclass(frozen=True, init=False)
 class TrainConfig:
-    """One training run. The defaults are the recipe that works (docs/training.md): add2 on 20 covering
-    samples of at most 3 digits, noise on the direction of h, 16 restarts, the automaton read off;
-    `PUBLISHED` lists the fields that give the published baseline.
+    """One training run. The defaults are the recipe that works (docs/method.md): add2 on 20 PTOs of at
+    most 3 digits chosen by the contexts sampler (it sees only PTOs), d from the PTOs (`d_rule`
+    "data"), noise on the direction of h, 16 restarts, the automaton read off; fine-tuning is off
+    here and on in each task's recipe (`dfst.train.recipes`). `PUBLISHED` lists the fields that give
+    the published baseline.
 
     Built from groups, flat fields, or both (flat fields override the groups' values):
     `TrainConfig(iters=100)`, `TrainConfig(optim=OptimConfig(iters=100), seed=3)`.

@@ -11,7 +11,7 @@ model had too few dimensions to find the algorithm, and training starts over wit
 `GROWTH` (at most `MAX_ROUNDS` sizes); when one does, the fine-tuning phase grows d to the
 automaton's state count if it needs more (`dfst.train.finetune`). Starting small follows Occam:
 with 20 add2 PTOs, d = 16 read off an 11-state automaton that fits them and fails at 10 digits,
-d = 6 the 9-state one that adds (docs/training.md).
+d = 6 the 9-state one that adds (docs/research/training.md).
 
 `d_rule = "expert"` (the expert's state count, as the paper sets d) reads the hidden states: an
 option for the published recipe and for runs made before d came from the data, labelled so.

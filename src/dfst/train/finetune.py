@@ -1,5 +1,5 @@
 """Fine-tuning a trained run so that its raw weights, not only the automaton read off them, are exact
-far beyond the training length (issue 16; docs/finetune.md).
+far beyond the training length (issue 16; docs/research/finetune.md).
 
     finetune(run_dir, out_dir, FinetuneConfig()) -> summary
 
@@ -100,7 +100,7 @@ def tune(model, data, task, cfg: FinetuneConfig, progress=None) -> tuple:
     holding the blocks, d before and after, the residuals and training-step exactness before and
     after, and the phases' last values. The model is `model` itself, changed in place, unless the
     automaton read off has more blocks than `model` has dimensions: then a copy grown to one dimension
-    per block (zero-padded, so it starts out computing what `model` does; docs/finetune.md)."""
+    per block (zero-padded, so it starts out computing what `model` does; docs/research/finetune.md)."""
     import torch
 
     from dfst.train import anchors

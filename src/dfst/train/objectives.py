@@ -104,7 +104,7 @@ PENALTIES: dict[str, Penalty] = {
 def consistency_penalty(A: torch.Tensor, centres: torch.Tensor, transitions: torch.Tensor) -> torch.Tensor:
     """Mean over the observed transitions (q, x, q') of |A[x] c_q - c_q'|²: A maps each state's centre
     onto its successor's, gain included (the centres are unit vectors). Closed loop nothing damps a
-    deviation from the centres, so this residual is what accumulates per step (docs/finetune.md)."""
+    deviation from the centres, so this residual is what accumulates per step (docs/research/finetune.md)."""
     q, x, nxt = transitions.unbind(-1)
     image = torch.einsum("nij,nj->ni", A[x], centres[q])
     return ((image - centres[nxt]) ** 2).sum(-1).mean()

@@ -1,7 +1,7 @@
 """The training recipe per task, the length each task must reach, and how a command's options land
 on a recipe (`configure`).
 
-What works (docs/training.md): the published MSE loss and cosine Adam, but h normalised at every
+What works (docs/research/training.md): the published MSE loss and cosine Adam, but h normalised at every
 teacher-forced step with Gaussian noise on its direction (σ = 0.03), a jittered identity init,
 several restarts trained side by side, and the automaton read off the kept restart's states
 (clustered, merged nearest-first). The published baseline stays reachable: `PUBLISHED`.
@@ -15,19 +15,20 @@ from typing import Any
 from dfst.errors import DfstError
 from dfst.train.config import DATA_DECIDES, FLAT_ORDER, GROUP_OF, TrainConfig, format_value, option_name
 
-# The published recipe as far as it is known (REFERENCE.md §3): identity init, lr and iterations not
-# published, no noise, one run, the trained model used as it is: `replace(cfg, **PUBLISHED)`, or
+# The published recipe as far as it is known (the paper and a secondary summary of it: Adam with a
+# cosine schedule, every A[j] the identity, B = C = 0; learning rate, batch and seeds not published):
+# identity init, no noise, one run, the trained model used as it is: `replace(cfg, **PUBLISHED)`, or
 # `dfst train --published`.
 PUBLISHED = {"init": "identity", "normalize_h": False, "noise": 0.0, "restarts": 1, "extract": False,
              "finetune": False, "d_rule": "expert"}  # the paper's d: the expert's state count
 
 
-# The recipe per task (docs/training.md): TrainConfig's defaults are add2's, the other tasks override
+# The recipe per task (docs/research/training.md): TrainConfig's defaults are add2's, the other tasks override
 # the sample budget and the effort. `dfst train TASK` starts from RECIPES[TASK] (see `configure`).
 DEFAULT = TrainConfig(eval_every=0)  # dfst reproduce evaluates each run itself, after training
 
 # The multiplications: long PTOs, so weaker noise (at σ = 0.03 even the expert's loss is 0.115 on
-# mult2); docs/training.md section 9
+# mult2); docs/research/training.md section 9
 MULT = replace(DEFAULT, restarts=4, batch=64, bucket=True, noise=0.01, iters=8000)
 
 RECIPES: dict[str, TrainConfig] = {
@@ -37,13 +38,13 @@ RECIPES: dict[str, TrainConfig] = {
     "add10": replace(DEFAULT, task="add10", samples=225, max_digits=3, restarts=8, finetune=True,
                      finetune_frozen=1000),
     # 4,000 iterations, not MULT's 8,000: the automaton read off is exact by iteration 2,000-3,000 and the
-    # fine-tuning phase needs nothing more (docs/finetune.md); half the CPU
+    # fine-tuning phase needs nothing more (docs/research/finetune.md); half the CPU
     "mult2": replace(MULT, task="mult2", samples=750, max_digits=5, iters=4000, finetune=True),
     # samples of at most 3 digits: mult10's PTOs reach 1,038 steps at 5 digits (522 at 3), and 3 digits
-    # already show every rule and pair of rules (docs/training.md section 10)
+    # already show every rule and pair of rules (docs/research/training.md section 10)
     # 4,000 iterations as mult2; its 34 blocks in d = 35 need the centres started orthonormal and held
     # there while A, B, C and h0 fit them (a least-squares problem), or the joint phase stalls
-    # (docs/finetune.md)
+    # (docs/research/finetune.md)
     "mult10": replace(MULT, task="mult10", samples=400, max_digits=3, iters=4000, finetune=True,
                       finetune_frozen=1000),
     # The other tasks: add2's recipe where it trains them; more samples where the automaton read off was

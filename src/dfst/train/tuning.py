@@ -1,4 +1,4 @@
-"""The fine-tuning phase of a training run (`finetune` in the config; docs/finetune.md).
+"""The fine-tuning phase of a training run (`finetune` in the config; docs/research/finetune.md).
 
 After training has written RUN/model and summary.json, the kept model is fine-tuned
 (`dfst.train.finetune.tune`) so that its own weights stay exact closed loop far beyond the training
@@ -29,7 +29,7 @@ from dfst.train.rundir import MODEL_DIR, SUMMARY_FILE, TRAINED_DIR, check_checkp
 def finetune_config(cfg: TrainConfig):
     """The fine-tuning schedule of a run: its phases' iterations and damping, and its threads. The
     noise keeps `dfst finetune`'s default seed, so that `dfst train` and `dfst train --no-finetune`
-    then `dfst finetune` give the same weights (docs/finetune.md's table holds for both)."""
+    then `dfst finetune` give the same weights (docs/research/finetune.md's table holds for both)."""
     from dfst.train.finetune import FinetuneConfig
 
     return FinetuneConfig(adam_iters=cfg.finetune_adam, plain_iters=cfg.finetune_plain,

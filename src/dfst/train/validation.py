@@ -3,7 +3,7 @@ automaton read off a trained model must reproduce for its d to count as enough (
 
 An automaton that explains every training PTO may still be another algorithm: sub10's 225 PTOs of at
 most 3 digits at d = 12 read off a 22-state automaton that borrows correctly along the chains it saw
-and wrongly along longer ones (docs/training.md). A learner may query the expert (an oracle of PTOs,
+and wrongly along longer ones (docs/research/training.md). A learner may query the expert (an oracle of PTOs,
 as the contexts sampler does), so training tests the automaton against the expert's PTOs on
 VALIDATION_PAIRS random pairs and the task's structured instances at each of the VALIDATION_LENGTHS
 lengths past the training data's: testing as the equivalence oracle, with no state read. These runs

@@ -1,4 +1,4 @@
-"""The assembly text of docs/library.md, parsed into `Instr` lines; every problem reported at once.
+"""The assembly text of docs/research/library.md, parsed into `Instr` lines; every problem reported at once.
 
     # a comment             label:            add r0 r1 r2      const 7 r3     jump r6 done
 

@@ -2,7 +2,7 @@
 
 `prune=True` skips the terms of instructions whose weight is exactly zero on the whole batch: the
 same values, much faster for compiled programs. Gradients are the same too unless a gradient must
-flow into the counter through a line it never visits (then leave it off; see docs/library.md).
+flow into the counter through a line it never visits (then leave it off; see docs/research/library.md).
 """
 
 from __future__ import annotations

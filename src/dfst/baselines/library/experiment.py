@@ -9,7 +9,7 @@ Two routers (the layer before). "slots" (default) is the seed's "learns the corr
 each argument register is a softmax mixture of the input slots (a, b). "values" is a Linear layer
 from both one-hot inputs to each register's value logits: it can put any split (x, F(d+1) - ...)
 of the answer in the registers, pair by pair, and at bases 16-64 it memorises the training pairs
-instead of routing (near 0% test accuracy, docs/library.md). A softmax near uniform also gives the
+instead of routing (near 0% test accuracy, docs/research/library.md). A softmax near uniform also gives the
 router no first-order gradient: the sum of a uniform value with anything is uniform.
 """
 
@@ -47,7 +47,7 @@ class DepthConfig:
     seed: int = 0
     router: str = "slots"  # slots: a softmax over the inputs (a, b) per register; values: Linear
     # float32 rounding on soft (mixed) values grows about twofold a step through fib's returns and
-    # overflows by depth 6 (docs/library.md); float64 starts 1e9 times lower
+    # overflows by depth 6 (docs/research/library.md); float64 starts 1e9 times lower
     dtype: str = "float64"
 
     def __post_init__(self) -> None:

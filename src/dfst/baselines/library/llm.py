@@ -45,7 +45,7 @@ class LlmConfig:
     sentences: int = 6000
     epochs: int = 50
     batch: int = 32
-    lr: float = 1e-3          # the seed's 1e-2 stays at chance here (docs/library.md, (c))
+    lr: float = 1e-3          # the seed's 1e-2 stays at chance here (docs/research/library.md, (c))
     hidden: int = 128
     heads: int = 4
     kv_heads: int = 2

@@ -1,4 +1,4 @@
-"""The library's assembly sources (docs/library.md describes the language).
+"""The library's assembly sources (docs/research/library.md describes the language).
 
 Kept as text so that they ship with the package; `{depth}` is filled in by programs.py.
 """
