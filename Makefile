@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-browser bench api lint clean
+.PHONY: demo test test-browser bench api tutorial lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,12 @@ test-browser: $(STAMP)
 # The API reference from the docstrings (pdoc): build/api/index.html. Any pdoc warning fails it.
 api: $(STAMP)
 	$(BIN)/python scripts/build_api.py build/api
+
+# The tutorial notebook executed in a Jupyter kernel (nbclient), cell by cell, in build/tutorial/; the
+# executed copy lands there too. `make test` runs the same cells without Jupyter (tests/test_tutorial.py).
+tutorial: $(STAMP)
+	$(BIN)/pip install -q -c constraints.txt -e '.[notebook]'
+	$(BIN)/python scripts/run_tutorial.py build/tutorial
 
 # Opt-in: long-operand checks (2,000-digit addition, 300-digit multiplication) and the rollout bench.
 bench: $(STAMP)
