@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# add2 over seeds: 20 covering samples of <= 3 digits, noise 0.05 + L1 1e-5, at most 100,000 iterations,
+# add2 over seeds: 20 samples of <= 3 digits (dfst train's default sampler, contexts), noise 0.05 +
+# L1 1e-5, at most 100,000 iterations,
 # stopping once the model or the automaton read off it is robust at 1,000 digits; then the automaton
 # is extracted and both are evaluated at 10^5 digits. Two seeds at a time.
 # Usage: scripts/add2_seeds.sh [OUT_DIR] [SEEDS...]   (default runs/add2-seeds, seeds 0-9)

@@ -1,6 +1,7 @@
 """examples/tutorial.ipynb runs top to bottom (its code cells in order, one namespace, an empty
-directory, no Jupyter needed) and shows what its text says: parity learned from 20 PTOs, the raw
-weights robust far past the training length, the automaton read off certified for every length."""
+directory, no Jupyter needed; `make tutorial` runs them in a Jupyter kernel) and shows what its
+text says: parity learned from 20 PTOs, the raw weights robust far past the training length, the
+automaton read off certified for every length."""
 
 from __future__ import annotations
 
@@ -41,3 +42,30 @@ def test_the_tutorial_runs_and_shows_what_it_says(tmp_path, monkeypatch, one_tor
     assert namespace["whole"].verdict == "CERTIFIED" and namespace["whole"].max_digits is None
     assert "automaton read off: CERTIFIED for every length" in text
     assert (tmp_path / "parity2.png").stat().st_size > 10_000
+
+
+def test_make_tutorial_installs_the_notebook_extra_and_executes_the_notebook_out_of_tree():
+    """`make tutorial` (the same cells in a Jupyter kernel) installs the extra that holds nbclient and
+    ipykernel and runs scripts/run_tutorial.py into build/, never next to the tracked notebook."""
+    import tomllib
+
+    root = NOTEBOOK.parents[1]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert {req.split(">")[0] for req in extras["notebook"]} == {"nbclient", "ipykernel"}
+    target = (root / "Makefile").read_text().split("\ntutorial:", 1)[1].split("\n\n", 1)[0]
+    assert "'.[notebook]'" in target and "scripts/run_tutorial.py build/tutorial" in target
+
+
+def test_run_tutorial_refuses_extra_arguments_and_names_a_missing_extra(capsys, monkeypatch):
+    import importlib.util
+    import sys
+
+    path = NOTEBOOK.parents[1] / "scripts" / "run_tutorial.py"
+    spec = importlib.util.spec_from_file_location("run_tutorial", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.main(["a", "b"]) == 2
+    monkeypatch.setitem(sys.modules, "nbclient", None)  # as if the extra were not installed
+    assert script.main([]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("run_tutorial: needs the notebook extra") and len(err) == 2
