@@ -1,7 +1,7 @@
 """The docs hold together: every relative link in README.md and docs/ points to a file of the
 repository (and, with an anchor, to a heading there), every page is on a map (docs/index.md for the
 user guide, docs/research/README.md for the research record), and no tracked file cites a file
-the repository does not hold (a reference document kept outside it, or ../shared)."""
+the repository does not hold (a reference document kept outside it, or the shared folder beside it)."""
 
 from __future__ import annotations
 
