@@ -50,7 +50,7 @@ def compile_command(
     from dfst.model.compile import compile_agent
 
     task = get_task(task_name)
-    agent = agent_for(task, agent_file)
+    agent = agent_for(task, agent_file, quiet=as_json)
     model = compile_agent(agent, task=task.name)  # a custom agent's name may differ from the task's
     provenance = {"source": "compile", "agent": agent.name, "rules": len(agent.rules),
                   "agent_file": str(agent_file) if agent_file else None}

@@ -19,6 +19,9 @@ from dfst.tasks.arith import canonical, check_operand, digit_symbols, digits_to_
 from dfst.tasks.readout import READOUTS
 
 BLANK = "_"
+# The most steps one run may take: the engines count steps in int64 (numba, numpy), and a bound
+# past 2**62 leaves no room for the sums made of it; no run that long could finish anyway.
+MAX_STEP_BOUND = 2 ** 62
 OPERATORS = {"add": "+", "sub": "−", "mult": "×", "div": "÷", "compare": "vs"}  # for `Task.show`
 
 
@@ -151,7 +154,17 @@ class Task:
         return canonical(answer) if self.readout == "number" else answer
 
     def max_steps(self, instance: Instance) -> int:
-        return self.step_bound(len(instance.a), len(instance.b), self.base)
+        """The step bound on `instance`; a DfstError if the task's bound is not a whole number of
+        steps the engine holds (a user's bound may grow past int64 at lengths registration never saw)."""
+        return self.step_bound_at(len(instance.a), len(instance.b))
+
+    def step_bound_at(self, n: int, m: int) -> int:
+        """The step bound at operands of n and m digits, checked as max_steps says."""
+        steps = self.step_bound(n, m, self.base)
+        problem = step_bound_problem(steps)
+        if problem is not None:
+            raise DfstError(f"task {self.name}: at {n:,} and {m:,} digits {problem}")
+        return int(steps)
 
     def time_growth(self, n: int, last: int) -> float:
         """How many times longer a length of n digits runs than one of `last`: its step bound's growth
@@ -229,3 +242,12 @@ def _unique(instances: list[Instance]) -> list[Instance]:
     for inst in instances:
         seen.setdefault((inst.a, inst.b), inst)
     return list(seen.values())
+
+
+def step_bound_problem(steps: object) -> str | None:
+    """Why `steps` is no step bound (not a positive whole number, or more than MAX_STEP_BOUND)."""
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 1:
+        return f"its step bound is {steps!r}, not a positive whole number"
+    if steps > MAX_STEP_BOUND:
+        return f"its step bound is {int(steps):.3g} steps, more than the engine counts (2**62)"
+    return None
