@@ -19,6 +19,7 @@ from dfst.cli.app import (
     PathArgument,
     app,
     console,
+    fail,
     note_agent,
     parse_lengths,
     print_json,
@@ -115,6 +116,8 @@ def eval_command(
         print_json(report)
     else:
         _print_report(report)
+    if "error" in report:  # the lengths before it are printed and saved (--json: its "error" says it)
+        return fail(f"evaluation stopped {report['error']} (the lengths before it are kept)")
     return 0 if holds else 1
 
 

@@ -5,7 +5,10 @@ subclass defined elsewhere (a baseline's task) documents its generated `__init__
 these names (pdoc evaluates string annotations in the subclass's module).
 """
 
-from collections.abc import Callable
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import product
@@ -147,7 +150,14 @@ class Task:
     def expected(self, instance: Instance) -> str:
         if self.answer is None:
             return exact_answer(self.operation, instance.a, instance.b, self.base)
-        answer = self.answer(instance.a, instance.b, self.base)
+        try:
+            with python_int_digits():
+                answer = self.answer(instance.a, instance.b, self.base)
+        except (DfstError, KeyboardInterrupt):
+            raise
+        except BaseException as exc:  # the user's code, at a length registration did not check
+            raise DfstError(f"task {self.name}'s answer function raised {type(exc).__name__}: {exc} on "
+                            f"operands of {len(instance.a):,} and {len(instance.b):,} symbols") from None
         if not isinstance(answer, str):
             raise DfstError(f"task {self.name}'s answer function returned {answer!r} "
                             f"({type(answer).__name__}), not a string")
@@ -242,6 +252,32 @@ def _unique(instances: list[Instance]) -> list[Instance]:
     for inst in instances:
         seen.setdefault((inst.a, inst.b), inst)
     return list(seen.values())
+
+
+_lifted = {"calls": 0, "before": 0}  # answer functions running now (threads of the rollout pool)
+_lifted_lock = threading.Lock()
+
+
+@contextmanager
+def python_int_digits() -> Iterator[None]:
+    """Python's limit on int/str conversions (4,300 digits) lifted while a task's answer function
+    runs. The limit guards a service against quadratic conversions of text an attacker sized;
+    here the text is operands dfst drew or the user gave at the lengths the user asked for (each
+    under dfst's length and memory caps), and the function is the user's own code, so an answer
+    function written with int() answers at 10,000 digits as at 1,000 (registration checks 1,000).
+    The setting is the interpreter's: counted, so that the last of several threads restores it."""
+    with _lifted_lock:
+        if _lifted["calls"] == 0:
+            _lifted["before"] = sys.get_int_max_str_digits()
+            sys.set_int_max_str_digits(0)
+        _lifted["calls"] += 1
+    try:
+        yield
+    finally:
+        with _lifted_lock:
+            _lifted["calls"] -= 1
+            if _lifted["calls"] == 0:
+                sys.set_int_max_str_digits(_lifted["before"])
 
 
 def step_bound_problem(steps: object) -> str | None:
