@@ -212,3 +212,63 @@ def test_square_brackets_in_help_texts_survive_the_markup(capsys):
         for inside in re.findall(r"\\?\[([^\]\[/]+)\]", raw):
             assert f"[{' '.join(inside.split())}]" in shown, (path, inside)
     assert '"DFST [agent NAME]"' in " ".join(run(capsys, "reproduce", "--help")[1].replace("│", " ").split())
+
+
+# ----------------------------------------------------------------------------- issue 54 item 3
+
+
+def test_a_step_bound_beyond_the_engine_is_refused_at_registration_and_at_long_lengths(tmp_path, capsys):
+    path = tasks_file(tmp_path, OR2 + "TASKS = [dataclasses.replace(OR2, name='huge', "
+                                      "step_bound=lambda n, m, base: 2 ** 70)]\n")
+    code, _, err = run(capsys, "--tasks-file", path, "tasks")
+    assert_one_line_error(code, err, "task 'huge' refused", "more than the engine counts")
+    late = OR2 + ("TASKS = [dataclasses.replace(OR2, name='late', step_bound=lambda n, m, base: "
+                  "4 * max(n, m) + 10 if max(n, m) <= 2000 else 2 ** 70)]\n")
+    code, _, err = run(capsys, "--tasks-file", tasks_file(tmp_path, late), "solve", "late", "1" * 3000, "1")
+    assert_one_line_error(code, err, "at 3,000 and 1 digits", "more than the engine counts")
+
+
+def test_an_expert_without_a_rule_is_named_by_the_rule_it_lacks(tmp_path, capsys):
+    lacking = OR2 + '''
+def build(base):
+    a = OR2.build_agent(base)
+    rules = [r for (q, x), r in a.rules.items() if not (q == a.initial and x == "1")]
+    return make_transducer(a.states, a.alphabet, rules, initial=a.initial, final=a.final, blank=a.blank,
+                           name="lacking")
+
+TASKS = [dataclasses.replace(OR2, name="lacking", build_agent=build)]
+'''
+    code, _, err = run(capsys, "--tasks-file", tasks_file(tmp_path, lacking), "tasks")
+    assert_one_line_error(code, err, "has no rule for state", "reading '1'")
+    assert "does not halt" not in err
+
+
+def test_an_answer_function_through_pythons_int_answers_past_4300_digits():
+    import dataclasses
+
+    from dfst.tasks.base import Instance
+
+    task = dataclasses.replace(TASKS["add10"], name="intadd", answer=lambda a, b, base: str(int(a) + int(b)))
+    a = "9" * 5000
+    assert task.expected(Instance(a, "1")) == "1" + "0" * 5000
+    with pytest.raises(ValueError, match="4300"):  # the limit is lifted for the answer function only
+        int(a)
+
+
+def test_one_failing_length_keeps_the_lengths_before_it(tmp_path, capsys):
+    failing = OR2 + """
+def answer(a, b, base):  # right wherever registration looks (up to 1,000 digits), raises past 1,200
+    if len(a) > 1200:
+        raise ValueError("not past 1,200")
+    return format(int(a, 2) | int(b, 2), "b")
+
+TASKS = [dataclasses.replace(OR2, name="or2short", answer=answer)]
+"""
+    tasks = ("--tasks-file", tasks_file(tmp_path, failing))
+    assert run(capsys, *tasks, "compile", "or2short", "--out", tmp_path / "model")[0] == 0
+    code, out, err = run(capsys, *tasks, "eval", tmp_path / "model", "--digits", "5,10,1500", "--random", "2",
+                         "--no-hard")
+    assert_one_line_error(code, err, "evaluation stopped at 1,500 digits", "ValueError: not past 1,200")
+    report = json.loads((tmp_path / "model" / "eval.json").read_text())
+    assert [lv["digits"] for lv in report["levels"]] == [5, 10] and report["stopped_by"] == "error"
+    assert "robust to 10 digits" in out

@@ -216,7 +216,7 @@ def test_the_ladder_predicts_on_its_own_clock_not_the_levels_seconds():
         def level(n):  # a wall time that says nothing: the clock is what counts
             return {"digits": n, "robust": True, "seconds": 1e9}
 
-        levels, why = climb(TASKS["add2"], cfg, level, lambda n: level_estimate(TASKS["add2"], n, cfg),
+        levels, why, _ = climb(TASKS["add2"], cfg, level, lambda n: level_estimate(TASKS["add2"], n, cfg),
                             growth=lambda n, last: n / last, clock=lambda: float(next(ticks)))
         return [lv["digits"] for lv in levels], why
 

@@ -16,6 +16,7 @@ from dfst.cli.app import (
     TaskArgument,
     app,
     console,
+    note_agent,
     print_json,
     print_table,
     read_operand,
@@ -24,7 +25,7 @@ from dfst.errors import DfstError
 from dfst.grid.render import render_cells
 from dfst.io.limits import default_max_memory, parse_size
 from dfst.tasks import Task, get_task
-from dfst.tasks.solve import agent_text, choose_instance, solve, task_agent, task_summaries, write_agent
+from dfst.tasks.solve import agent_text, choose_instance, solve, task_summaries, write_agent
 
 MAX_DELAY = 60.0  # seconds per --animate frame; beyond that it is a hang, not an animation
 MaxMemoryOption = typer.Option(
@@ -72,7 +73,7 @@ def solve_command(
         a, b = read_operand(a), None if b is None else read_operand(b)
     instance = choose_instance(task, a, b, random_digits=random_digits, seed=seed, max_memory=memory,
                                as_json=as_json, on_estimate=_note_long_run)
-    agent = agent_for(task, agent_file)
+    agent = agent_for(task, agent_file, quiet=as_json)
     if animate:
         from dfst.cli.animate import animate_run
 
@@ -128,9 +129,16 @@ def _note_long_run(estimate) -> None:
               "the compiled engine does not see Ctrl-C: stop it with Ctrl-\\ or kill", file=sys.stderr)
 
 
-def agent_for(task: Task, agent_file: Path | None) -> Transducer:
-    """The task's expert, or the --agent file (same alphabet); `dfst.tasks.solve.task_agent`."""
-    return task_agent(task, agent_file)
+def agent_for(task: Task, agent_file: Path | None, quiet: bool = False) -> Transducer:
+    """The task's expert, or the --agent file checked as `data` and `train` check it (its unreachable
+    states dropped, said on stderr unless `quiet`)."""
+    if agent_file is None:
+        return task.agent
+    from dfst.tasks.own_agent import agent_task_from_file
+
+    own = agent_task_from_file(task, agent_file)
+    note_agent(own, quiet)
+    return own.agent
 
 
 def _clip(text: str, width: int = 40) -> str:

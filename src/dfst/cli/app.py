@@ -7,10 +7,12 @@ Usage errors from the argument parser are flattened to one line too.
 from __future__ import annotations
 
 import csv
+import errno
 import json
+import os
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -72,9 +74,43 @@ def _options(version: bool = typer.Option(False, "--version", callback=_show_ver
         load_tasks_file(tasks_file)
 
 
+NAME_MAX, PATH_MAX = 255, 4096  # Linux's limits on one path name and a whole path, in bytes
+# Characters of one error or note line, whatever the input quoted in it: dfst's own longest messages
+# (a memory estimate that lists each part and the option to raise) run to about 500.
+MAX_LINE = 600
+LONG_WORD = 200  # characters of one word of it (a path, a number) shown whole
+
+
+def one_line(text: object, limit: int = MAX_LINE) -> str:
+    """`text` on one line of at most `limit` characters. A word (a path, a number, a quoted value)
+    over LONG_WORD characters keeps its start and end; a line still too long keeps its start (the
+    problem) and its end (what to do), the middle said to be left out: a message that quotes a
+    4,096-byte path or lists 200,000 states stays readable (one such note was a 1.7 MB line)."""
+    line = " ".join(_short_word(word) for word in str(text).split())
+    if len(line) <= limit:
+        return line
+    tail = limit // 4
+    marker = f" [... {len(line) - limit:,}+ characters left out ...] "
+    head = max(limit - tail - len(marker), 0)
+    return line[:head] + marker + line[len(line) - tail:]
+
+
+def _short_word(word: str) -> str:
+    if len(word) <= LONG_WORD:
+        return word
+    return f"{word[:LONG_WORD // 2]}...[{len(word):,} characters]...{word[-LONG_WORD // 4:]}"
+
+
+def listing(names: Sequence[str], shown: int = 10) -> str:
+    """The first `shown` of `names`, comma-separated, and "... and N more" for the rest."""
+    more = f" ... and {len(names) - shown:,} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
 def fail(message: str, code: int = 2, *, as_json: bool = False) -> int:
-    """One line on stderr; with --json, the same error as a JSON document on stdout too."""
-    message = " ".join(str(message).split())
+    """One line on stderr (at most MAX_LINE characters); with --json, the same error as a JSON
+    document on stdout too."""
+    message = one_line(message, MAX_LINE - len("dfst: error: "))
     print(f"dfst: error: {message}", file=sys.stderr)
     if as_json:
         print_json({"error": message, "exit_code": code})
@@ -89,15 +125,22 @@ def main(argv: list[str] | None = None) -> int:
         result = app(args=args, standalone_mode=False, prog_name="dfst")
     except DfstError as exc:
         return fail(str(exc), as_json=as_json)
-    except typer.Exit as exc:
-        return exc.exit_code
+    except typer.Exit as exc:  # typer turns Ctrl-C into Exit(130), silently
+        return fail("interrupted", 130, as_json=as_json) if exc.exit_code == 130 else exc.exit_code
     except (typer.Abort, KeyboardInterrupt):
         return fail("interrupted", 130, as_json=as_json)
+    except SystemExit as exc:  # dfst never exits this way: code it called did (a task's own function)
+        return fail(f"code dfst called (a task's own function?) called sys.exit({exc.code!r})",
+                    as_json=as_json)
     except MemoryError:
         return fail("out of memory (see --max-memory and docs/safety.md)", as_json=as_json)
+    except OSError as exc:
+        return fail(os_error_message(exc), as_json=as_json)
     except Exception as exc:
         if hasattr(exc, "format_message"):  # the parser's usage errors
             return fail(_usage_message(exc.format_message()), getattr(exc, "exit_code", 2), as_json=as_json)
+        return _internal_error(exc, as_json)
+    except GeneratorExit as exc:  # from a user's code; other BaseExceptions (a test's pytest.fail) pass
         return _internal_error(exc, as_json)
     finally:
         release_all_outputs()  # a command that stopped before writing its outputs frees them
@@ -111,10 +154,26 @@ def _usage_message(message: str) -> str:
     return f"No such option: {found[1]} (--help lists the command's options)" if found else message
 
 
-def _internal_error(exc: Exception, as_json: bool) -> int:
-    """A bug of dfst's, not the user's: one line (the traceback with DFST_DEBUG=1), exit code 2."""
-    import os
+def os_error_message(exc: OSError) -> str:
+    """The system's refusal of a path or a write (a name too long, no space left, no permission):
+    the user's input or machine, not a bug of dfst's, so one line without the internal-error plea."""
+    path = exc.filename if exc.filename is not None else exc.filename2
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    if exc.errno == errno.ENAMETOOLONG and path is not None:
+        reason += f" ({_too_long(os.fsencode(path))})"
+    return f"{path}: {reason}" if path is not None else reason
 
+
+def _too_long(path: bytes) -> str:
+    """Which limit a path name passes: one name over NAME_MAX bytes, or the whole over PATH_MAX."""
+    longest = max(path.split(b"/"), key=len)
+    if len(longest) > NAME_MAX:
+        return f"a name of {len(longest):,} bytes in it; the limit is {NAME_MAX} bytes per name"
+    return f"{len(path):,} bytes; the limit is {PATH_MAX:,} bytes per path and {NAME_MAX} per name"
+
+
+def _internal_error(exc: BaseException, as_json: bool) -> int:
+    """A bug of dfst's, not the user's: one line (the traceback with DFST_DEBUG=1), exit code 2."""
     if os.environ.get("DFST_DEBUG"):
         raise exc
     return fail(f"internal error: {type(exc).__name__}: {exc} (rerun with DFST_DEBUG=1 for the "
@@ -127,7 +186,7 @@ def print_json(data: object) -> None:
 
 def note(text: str) -> None:
     """A note on stderr (stdout stays the command's output): `dfst: note: TEXT`."""
-    print(f"dfst: note: {text}", file=sys.stderr)
+    print(f"dfst: note: {one_line(text, MAX_LINE - len('dfst: note: '))}", file=sys.stderr)
 
 
 def note_agent(task, quiet: bool) -> None:
@@ -135,8 +194,7 @@ def note_agent(task, quiet: bool) -> None:
     reaches, which dfst ignores."""
     unreachable = task.describe().get("unreachable_states")
     if unreachable and not quiet:
-        print(f"dfst: note: agent {task.agent.name!r} never reaches state(s) {', '.join(unreachable)}; "
-              "they are ignored", file=sys.stderr)
+        note(f"agent {task.agent.name!r} never reaches state(s) {listing(unreachable)}; they are ignored")
 
 
 def parse_int_list(text: str, option: str) -> tuple[int, ...]:

@@ -12,6 +12,7 @@ from dfst.cli.app import (
     AgentOption,
     JsonOption,
     app,
+    listing,
     note_agent,
     print_json,
     print_table,
@@ -74,6 +75,6 @@ def _show_summary(summary: dict, as_json: bool) -> None:
     if as_json:
         return print_json(summary)
     table = Table("field", "value", title="PTO dataset", show_header=False)
-    for key, value in summary.items():
-        table.add_row(key, str(value))
+    for key, value in summary.items():  # a list (200,000 unreachable states) shown by its start
+        table.add_row(key, listing([str(v) for v in value]) if isinstance(value, list) else str(value))
     print_table(table)

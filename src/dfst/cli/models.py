@@ -19,6 +19,7 @@ from dfst.cli.app import (
     PathArgument,
     app,
     console,
+    fail,
     note_agent,
     parse_lengths,
     print_json,
@@ -50,7 +51,7 @@ def compile_command(
     from dfst.model.compile import compile_agent
 
     task = get_task(task_name)
-    agent = agent_for(task, agent_file)
+    agent = agent_for(task, agent_file, quiet=as_json)
     model = compile_agent(agent, task=task.name)  # a custom agent's name may differ from the task's
     provenance = {"source": "compile", "agent": agent.name, "rules": len(agent.rules),
                   "agent_file": str(agent_file) if agent_file else None}
@@ -115,6 +116,8 @@ def eval_command(
         print_json(report)
     else:
         _print_report(report)
+    if "error" in report:  # the lengths before it are printed and saved (--json: its "error" says it)
+        return fail(f"evaluation stopped {report['error']} (the lengths before it are kept)")
     return 0 if holds else 1
 
 

@@ -12,6 +12,7 @@ from dfst.cli.app import (
     TaskArgument,
     app,
     console,
+    fail,
     parse_lengths,
     print_json,
     print_table,
@@ -75,12 +76,14 @@ def score_command(
     with progress_bar("scoring", quiet=as_json) as update:
         result = _score(task, cfg, cmd, answers, timeout, max_reply,
                         lambda n, done, total: update(done, total=total), held_out)
-    if instances is not None:
+    if instances is not None and "error" not in result.details:
         _check_instances_file(instances, result.details["instances_sha256"])
     if as_json:
         print_json(result.to_dict())
     else:
         _print_result(result)
+    if "error" in result.details:  # the lengths before it are printed (--json: its "error" says it)
+        return fail(f"scoring stopped {result.details['error']}")
     return 0 if all(level["robust"] for level in result.levels) else 1
 
 
@@ -112,7 +115,8 @@ def _score(task, cfg, cmd, answers, timeout, max_reply, on_progress, held_out):
     with AnswersFile(answers, cap or default_reply_cap(longest)) as source:
         result = score_with(source.answer, task, cfg, system="answers", config={"answers": str(answers)},
                             on_progress=on_progress, held_out=held_out)
-        source.check_all_used()
+        if "error" not in result.details:  # a length that failed stopped the reading: the rest is unused
+            source.check_all_used()
     return result
 
 

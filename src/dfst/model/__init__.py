@@ -339,6 +339,12 @@ def teacher_forced_points(weights: Sequence[np.ndarray], traces: Sequence[np.nda
     `weights` is (A, B, C, h0); `traces` holds one (T, 3) array of (read, write, move) per PTO."""
     A, _, _, h0 = (np.asarray(w).astype(np.float64) for w in weights)
     points, steps = [], []
+    with np.errstate(over="ignore", invalid="ignore"):  # diverged weights give inf/nan points, said
+        _walk(A, h0, traces, points, steps)            # by the caller, not in numpy warnings
+    return np.array(points), steps
+
+
+def _walk(A: np.ndarray, h0: np.ndarray, traces: Sequence[np.ndarray], points: list, steps: list) -> None:
     for trace in traces:
         h = h0
         points.append(_scaled(h))
@@ -346,7 +352,6 @@ def teacher_forced_points(weights: Sequence[np.ndarray], traces: Sequence[np.nda
             h = _power_of_two_scaled(A[x] @ h)
             points.append(_scaled(h))
             steps.append((len(points) - 2, int(x), int(w), int(m), len(points) - 1))
-    return np.array(points), steps
 
 
 def _power_of_two_scaled(h: np.ndarray) -> np.ndarray:

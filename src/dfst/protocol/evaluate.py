@@ -72,7 +72,8 @@ def run_protocol(task: Task, weights: DfstWeights | None, cfg: EvalConfig, *,
 
     `weights=None` evaluates the task's expert automaton through the same engine (a sanity check).
     The ladder, its bounds and its stops are `dfst.protocol.ladder.climb`'s (stopped_by "failure",
-    "time_budget", "memory", "max_digits" or "completed"); a given length over the memory bound is
+    "time_budget", "memory", "max_digits", "completed" or "error", with the report's "error" saying
+    which length failed how, the lengths before it kept); a given length over the memory bound is
     a DfstError before anything runs. `held_out`: the operand pairs the model was trained on, never
     tested (each level counts them as `excluded`; the report's `held_out` is how many there are).
     """
@@ -90,8 +91,10 @@ def run_protocol(task: Task, weights: DfstWeights | None, cfg: EvalConfig, *,
         return level.record(seconds)
 
     start = time.perf_counter()
-    levels, stopped_by = climb(task, cfg, run_level, lambda n: level_estimate(task, n, cfg),
-                               clock=alone_seconds)
+    levels, stopped_by, error = climb(task, cfg, run_level, lambda n: level_estimate(task, n, cfg),
+                                      clock=alone_seconds)
     summary = summarize(task, levels, stopped_by, cfg) | {"held_out": len(held_out.pairs)}
+    if error is not None:  # the lengths before it are kept; the CLI says it and exits 2
+        summary["error"] = error
     summary["seconds"] = round(time.perf_counter() - start, 3)
     return summary, first_failure

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from dfst.errors import DfstError
 from dfst.io.limits import default_max_memory
 from dfst.protocol.config import EvalConfig
 from dfst.tasks.base import Task
@@ -48,8 +49,11 @@ def climb(task: Task, cfg: EvalConfig, run_level: RunLevel, estimate: Callable[[
           growth: Callable[[int, int], float] | None = None,
           before: Callable[[int], str | None] | None = None,
           after: Stop | None = None,
-          clock: Callable[[], float] = time.perf_counter) -> tuple[list[dict], str]:
-    """(the levels run, why the ladder stopped). `estimate(n)`: the memory length n plans to hold;
+          clock: Callable[[], float] = time.perf_counter) -> tuple[list[dict], str, str | None]:
+    """(the levels run, why the ladder stopped, the error that stopped it or None). A DfstError at
+    one length (a task's answer function that fails at 10,000 digits, a model that crashes) stops
+    the ladder there with stopped_by "error", keeping every length already run. `estimate(n)`: the
+    memory length n plans to hold;
     `growth(n, last)`: how much longer length n takes than the last one run (default: the task's
     step bound, `Task.time_growth`); `before(n)` and `after(levels)`: the caller's own stops, a
     reason or None; `clock`: the seconds the time budget counts (default: the wall's;
@@ -63,16 +67,19 @@ def climb(task: Task, cfg: EvalConfig, run_level: RunLevel, estimate: Callable[[
     for n in ladder(cfg):
         reason = _stop_before(n, cfg, levels, estimate, growth, clock() - start, last_seconds, before)
         if reason is not None:
-            return levels, reason
+            return levels, reason, None
         level_start = clock()
-        levels.append(run_level(n))
+        try:
+            levels.append(run_level(n))
+        except DfstError as exc:
+            return levels, "error", f"at {n:,} digits: {exc}"
         last_seconds = clock() - level_start
         if cfg.until_fail and not levels[-1]["robust"]:
-            return levels, "failure"
+            return levels, "failure", None
         reason = after(levels) if after is not None else None
         if reason is not None:
-            return levels, reason
-    return levels, "max_digits" if cfg.until_fail else "completed"
+            return levels, reason, None
+    return levels, "max_digits" if cfg.until_fail else "completed", None
 
 
 def _stop_before(n: int, cfg: EvalConfig, levels: list[dict], estimate: Callable[[int], Estimate],

@@ -104,12 +104,14 @@ def score_with(answer: Answerer, task: Task, cfg: EvalConfig, *, system: str, co
         return score_level(answer, task, n, cfg, instance_set, on_progress, held_out)
 
     estimate = lambda n: estimate_hard_set(task, n, cfg.hard)  # noqa: E731
-    levels, stopped_by = climb(task, cfg, run_level, estimate, after=after, **stops)
+    levels, stopped_by, error = climb(task, cfg, run_level, estimate, after=after, **stops)
     details = {"instances_sha256": instance_set.sha256, "instance_count": instance_set.count,
                "held_out": len(held_out.pairs),
                "hard_set": hard_set_version(task.name), "stopped_by": stopped_by,
                "seconds": round(time.perf_counter() - wall, 3),
                "dfst_cpu_seconds": round(time.process_time() - cpu, 3)} | task.describe()
+    if error is not None:  # the lengths before it are kept; the CLI says it and exits 2
+        details["error"] = error
     return Result(system=system, task=task.name, seed=cfg.seed, samples=None, params=None,
                   max_train_digits=None, robust_lg=max_passing(levels, "robust"),
                   probabilistic_lg=max_passing(levels, "probabilistic"), train_seconds=None, hardware=None,

@@ -5,7 +5,10 @@ subclass defined elsewhere (a baseline's task) documents its generated `__init__
 these names (pdoc evaluates string annotations in the subclass's module).
 """
 
-from collections.abc import Callable
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import product
@@ -19,6 +22,9 @@ from dfst.tasks.arith import canonical, check_operand, digit_symbols, digits_to_
 from dfst.tasks.readout import READOUTS
 
 BLANK = "_"
+# The most steps one run may take: the engines count steps in int64 (numba, numpy), and a bound
+# past 2**62 leaves no room for the sums made of it; no run that long could finish anyway.
+MAX_STEP_BOUND = 2 ** 62
 OPERATORS = {"add": "+", "sub": "−", "mult": "×", "div": "÷", "compare": "vs"}  # for `Task.show`
 
 
@@ -144,14 +150,31 @@ class Task:
     def expected(self, instance: Instance) -> str:
         if self.answer is None:
             return exact_answer(self.operation, instance.a, instance.b, self.base)
-        answer = self.answer(instance.a, instance.b, self.base)
+        try:
+            with python_int_digits():
+                answer = self.answer(instance.a, instance.b, self.base)
+        except (DfstError, KeyboardInterrupt):
+            raise
+        except BaseException as exc:  # the user's code, at a length registration did not check
+            raise DfstError(f"task {self.name}'s answer function raised {type(exc).__name__}: {exc} on "
+                            f"operands of {len(instance.a):,} and {len(instance.b):,} symbols") from None
         if not isinstance(answer, str):
             raise DfstError(f"task {self.name}'s answer function returned {answer!r} "
                             f"({type(answer).__name__}), not a string")
         return canonical(answer) if self.readout == "number" else answer
 
     def max_steps(self, instance: Instance) -> int:
-        return self.step_bound(len(instance.a), len(instance.b), self.base)
+        """The step bound on `instance`; a DfstError if the task's bound is not a whole number of
+        steps the engine holds (a user's bound may grow past int64 at lengths registration never saw)."""
+        return self.step_bound_at(len(instance.a), len(instance.b))
+
+    def step_bound_at(self, n: int, m: int) -> int:
+        """The step bound at operands of n and m digits, checked as max_steps says."""
+        steps = self.step_bound(n, m, self.base)
+        problem = step_bound_problem(steps)
+        if problem is not None:
+            raise DfstError(f"task {self.name}: at {n:,} and {m:,} digits {problem}")
+        return int(steps)
 
     def time_growth(self, n: int, last: int) -> float:
         """How many times longer a length of n digits runs than one of `last`: its step bound's growth
@@ -229,3 +252,38 @@ def _unique(instances: list[Instance]) -> list[Instance]:
     for inst in instances:
         seen.setdefault((inst.a, inst.b), inst)
     return list(seen.values())
+
+
+_lifted = {"calls": 0, "before": 0}  # answer functions running now (threads of the rollout pool)
+_lifted_lock = threading.Lock()
+
+
+@contextmanager
+def python_int_digits() -> Iterator[None]:
+    """Python's limit on int/str conversions (4,300 digits) lifted while a task's answer function
+    runs. The limit guards a service against quadratic conversions of text an attacker sized;
+    here the text is operands dfst drew or the user gave at the lengths the user asked for (each
+    under dfst's length and memory caps), and the function is the user's own code, so an answer
+    function written with int() answers at 10,000 digits as at 1,000 (registration checks 1,000).
+    The setting is the interpreter's: counted, so that the last of several threads restores it."""
+    with _lifted_lock:
+        if _lifted["calls"] == 0:
+            _lifted["before"] = sys.get_int_max_str_digits()
+            sys.set_int_max_str_digits(0)
+        _lifted["calls"] += 1
+    try:
+        yield
+    finally:
+        with _lifted_lock:
+            _lifted["calls"] -= 1
+            if _lifted["calls"] == 0:
+                sys.set_int_max_str_digits(_lifted["before"])
+
+
+def step_bound_problem(steps: object) -> str | None:
+    """Why `steps` is no step bound (not a positive whole number, or more than MAX_STEP_BOUND)."""
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 1:
+        return f"its step bound is {steps!r}, not a positive whole number"
+    if steps > MAX_STEP_BOUND:
+        return f"its step bound is {int(steps):.3g} steps, more than the engine counts (2**62)"
+    return None

@@ -150,7 +150,7 @@ def _run_parts(task: Task, n: int, m: int) -> dict[str, int]:
 
 def estimate_of(task: Task, n: int, m: int, parts: dict[str, int]) -> Estimate:
     rows, cols = _geometry(task, n, m)
-    return Estimate((n, m), rows * cols, task.step_bound(n, m, task.base), parts)
+    return Estimate((n, m), rows * cols, task.step_bound_at(n, m), parts)
 
 
 def estimate_solve(task: Task, n: int, m: int, *, generate: bool = False,

@@ -30,11 +30,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dfst.automata import Transducer
 from dfst.errors import DfstError
 from dfst.grid.grid import Layout
-from dfst.grid.rollout import run_table
+from dfst.grid.rollout import TableRun, run_table
 from dfst.grid.world import Outcome
-from dfst.tasks.base import Instance, Task
+from dfst.tasks.base import Instance, Task, step_bound_problem
 
 SHORT_RANDOM = 8  # seeded random instances per length, 1 to 5 symbols
 SHORT_COUNT = 1000  # every instance up to the longest length with at most this many of them
@@ -82,7 +83,9 @@ def check_task_expert(task: Task) -> tuple[str | None, ExpertCheck]:
     while True:
         try:  # the task's own hard set, generator and step bound: the user's code
             instance = next(instances, None)
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # the user's code, sys.exit() included
             return (f"making its instances (hard set, generate, step bound) raised {type(exc).__name__}: "
                     f"{exc}"), ExpertCheck(count, tuple(sorted(lengths)), answer_source(task))
         if instance is None:
@@ -181,7 +184,9 @@ def instance_problem(task: Task, instance: Instance) -> str | None:
         return f"the task's own {instance.name} instance is refused by its check: {exc}"
     try:
         layout = task.layout(instance)
-    except Exception as exc:  # the user's code: its error, in one line
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the user's code (sys.exit() too): its error, in one line
         return f"drawing its layout raised {type(exc).__name__}: {exc}"
     if not isinstance(layout, Layout):
         return f"its draw returned {short_text(repr(layout))}, not a dfst.grid.grid.Layout"
@@ -195,20 +200,35 @@ def instance_problem(task: Task, instance: Instance) -> str | None:
     if cells.max(initial=0) >= len(task.alphabet):
         return "the layout holds a symbol outside the alphabet"
     try:
-        expected, steps = task.expected(instance), task.max_steps(instance)
-    except Exception as exc:
+        expected = task.expected(instance)
+        steps = task.step_bound(len(instance.a), len(instance.b), task.base)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # the user's code, sys.exit() included
         return f"its answer or step bound raised {type(exc).__name__}: {exc}"
-    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 1:
-        return f"its step bound is {steps!r}, not a positive whole number"
+    if step_bound_problem(steps) is not None:
+        return step_bound_problem(steps)
     run = run_table(task.agent, layout, int(steps))
     if run.outcome != Outcome.HALTED:
-        state = task.agent.states[run.state] if 0 <= run.state < task.agent.d else "?"
-        return (f"the expert does not halt within the step bound ({run.outcome} after {run.steps:,} "
-                f"steps, in state {state!r})")
+        return f"the expert {why_stopped(task.agent, run)}"
     result = task.read_answer(run.cells, layout.answer)
     if result != expected:
         return f"the expert answers {short_text(result)} where the task expects {short_text(expected)}"
     return None
+
+
+def why_stopped(agent: Transducer, run: TableRun) -> str:
+    """Why a run of `agent` stopped before halting, naming the state, and the symbol it lacks a rule
+    for (a missing rule is not a run that goes on too long)."""
+    state = agent.states[run.state] if 0 <= run.state < agent.d else "?"
+    if run.outcome == Outcome.NO_RULE:
+        symbol = agent.alphabet[int(run.cells[run.head])]
+        return f"has no rule for state {state!r} reading {symbol!r} (step {run.steps:,})"
+    if run.outcome == Outcome.STEP_LIMIT:
+        return f"does not halt within the step bound ({run.steps:,} steps; in state {state!r})"
+    if run.outcome == Outcome.OFF_LAYOUT:
+        return f"leaves the task's layout after {run.steps:,} steps (in state {state!r})"
+    return f"stopped: {run.outcome} after {run.steps:,} steps (in state {state!r})"
 
 
 def show_instance(task: Task, instance: Instance) -> str:

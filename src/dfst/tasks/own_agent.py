@@ -142,15 +142,6 @@ def _check_halts(task: AgentTask) -> None:
 
 def _stopped(agent: Transducer, run, instance: Instance) -> str:
     """Why a run of `agent` on `instance` did not halt, in words naming the state and symbol."""
-    from dfst.tasks.expert_check import short_text
+    from dfst.tasks.expert_check import short_text, why_stopped
 
-    where = f"on {short_text(instance.a)}, {short_text(instance.b)}"
-    state = agent.states[run.state] if 0 <= run.state < agent.d else "?"
-    if run.outcome == Outcome.NO_RULE:
-        symbol = agent.alphabet[int(run.cells[run.head])]
-        return f"has no rule for state {state!r} reading {symbol!r} {where} (step {run.steps})"
-    if run.outcome == Outcome.STEP_LIMIT:
-        return f"does not halt {where} within the task's step bound ({run.steps:,} steps; in state {state!r})"
-    if run.outcome == Outcome.OFF_LAYOUT:
-        return f"leaves the task's layout {where} after {run.steps:,} steps (in state {state!r})"
-    return f"stopped {where}: {run.outcome} after {run.steps:,} steps (in state {state!r})"
+    return f"{why_stopped(agent, run)} on {short_text(instance.a)}, {short_text(instance.b)}"

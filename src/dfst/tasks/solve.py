@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from dfst.automata import Transducer, load_transducer
+from dfst.automata import Transducer
 from dfst.errors import DfstError
 from dfst.grid.grid import Layout
 from dfst.grid.rollout import TableRun, run_table
@@ -31,14 +31,14 @@ def task_summaries() -> list[dict]:
 
 
 def task_agent(task: Task, agent_file: str | Path | None = None) -> Transducer:
-    """The task's expert, or the agent in `agent_file`, which must use the task's alphabet."""
+    """The task's expert, or the agent in `agent_file`, loaded and checked as every --agent is
+    (dfst.tasks.own_agent: the task's alphabet, a reachable final state, a halting run on the
+    instances a task's expert is checked on); its unreachable states are dropped."""
     if agent_file is None:
         return task.agent
-    agent = load_transducer(agent_file)
-    if tuple(agent.alphabet) != tuple(task.alphabet):
-        raise DfstError(f"agent alphabet {list(agent.alphabet)} does not match task {task.name}'s "
-                        f"{list(task.alphabet)} (same symbols, same order)")
-    return agent
+    from dfst.tasks.own_agent import agent_task_from_file
+
+    return agent_task_from_file(task, agent_file).agent  # the checks `data --agent` and `train --agent` make
 
 
 def agent_text(agent: Transducer, dot: bool = False) -> str:

@@ -102,8 +102,10 @@ def load_tasks_file(path: str | Path) -> list[str]:
     namespace = {"__name__": "dfst_tasks_file", "__file__": str(path)}
     try:
         exec(compile(source, str(path), "exec"), namespace)  # noqa: S102 (the user's own file, asked for)
-    except Exception as exc:  # the user's code: any error is theirs to see, in one line
-        raise DfstError(f"tasks file {path} failed to run: {type(exc).__name__}: {exc}") from None
+    except BaseException as exc:  # the user's code: any error (sys.exit() and a KeyboardInterrupt it
+        # raises included) is theirs to see, in one line, and dfst exits 2
+        said = f": {exc}" if str(exc) else ""
+        raise DfstError(f"tasks file {path} failed to run: {type(exc).__name__}{said}") from None
     tasks = namespace.get("TASKS")
     if not isinstance(tasks, (list, tuple)) or not tasks:
         raise DfstError(f"tasks file {path} defines no TASKS list of dfst.tasks.Task")
@@ -123,7 +125,9 @@ def load_entry_points() -> list[str]:
         try:
             found = point.load()
             tasks = found() if callable(found) else found
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # an installed package's code, sys.exit() included
             raise DfstError(f"entry point {point.name} ({point.value}) of {ENTRY_POINT_GROUP} failed: "
                             f"{type(exc).__name__}: {exc}") from None
         names += [register_task(task).name for task in tasks]

@@ -19,6 +19,7 @@ Importing this module does not import torch: `dfst finetune --help` reads Finetu
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -58,8 +59,8 @@ class FinetuneConfig:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-                raise DfstError(f"fine-tuning {f.name} must be a number >= 0, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise DfstError(f"fine-tuning {f.name} must be a finite number >= 0, got {value!r}")
             if f.type == "int" and not isinstance(value, int):
                 raise DfstError(f"fine-tuning {f.name} must be an integer, got {value!r}")
         if self.lr <= 0 or self.threads < 1 or self.margin <= 0:

@@ -3,6 +3,7 @@ before any work, run on one thread, and saved as JSON under the output directory
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -48,6 +49,8 @@ def run_experiment(name: str, options: ExperimentOptions,
     """Run experiment `name` (NAMES) with `options`; `progress` gets llm's rows, one an epoch."""
     if options.epochs < 1:  # every experiment: its JSON and figure are per epoch
         raise DfstError(f"--epochs must be at least 1, got {options.epochs}")
+    if not (math.isfinite(options.lr) and options.lr > 0):  # inf or nan would train to nan weights
+        raise DfstError(f"--lr must be a positive finite number, got {options.lr}")
     if name not in NAMES:
         raise DfstError(f"no library experiment {name!r}; choose depth, ops or llm")
     return {"depth": _depth, "ops": _ops, "llm": _llm}[name](options, progress)
