@@ -25,3 +25,31 @@ def task_registry():
     yield
     TASKS.clear()
     TASKS.update(before)
+
+
+def _checkout_entries() -> set[str]:
+    """What git sees in the checkout besides its tracked files (ignored paths excluded)."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    listed = subprocess.run(["git", "status", "--porcelain", "-z", "--untracked-files=all"], cwd=root,
+                            capture_output=True, check=False)
+    if listed.returncode != 0:  # not a git checkout (an sdist): nothing to compare
+        return set()
+    return {entry[3:].decode(errors="replace") for entry in listed.stdout.split(b"\0") if entry[:2] == b"??"}
+
+
+def pytest_sessionstart(session):
+    session.config._dfst_untracked = _checkout_entries()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A test that writes into the checkout (a relative path from a fuzzed option, say) fails the run:
+    such files once reached a commit."""
+    if hasattr(session.config, "workerinput"):  # under pytest-xdist the controller checks once
+        return
+    new = _checkout_entries() - getattr(session.config, "_dfst_untracked", set())
+    if new:
+        session.exitstatus = 1
+        print(f"\ntests wrote into the checkout: {sorted(new)[:10]}")
