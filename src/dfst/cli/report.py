@@ -21,7 +21,8 @@ def report_command(
                               "results into DIR instead (tables, curves, automata, animated runs)."),
     results: Path = typer.Option(RESULTS_DIR, "--results", help="With --html: the stored results."),
     runs: Path = typer.Option(Path("runs/reproduce"), "--runs", help="With --html: dfst reproduce's runs, "
-                              "for training curves and extracted automata (left out where missing)."),
+                              "for training curves and extracted automata (left out where missing), and "
+                              "your own dfst train runs under it (each shown, or said why not)."),
     force: bool = typer.Option(False, "--force", help="With --html: replace a report dfst wrote in DIR."),
     markdown: bool = MarkdownOption,
     as_csv: bool = CsvOption,
@@ -50,8 +51,10 @@ def _write_html(out: Path, results: Path, runs: Path, force: bool, as_json: bool
     size = page.stat().st_size
     if as_json:
         return print_json({"page": str(page), "bytes": size, "tasks": [t.name for t in material.tasks],
-                           "results": len(material.results), "missing": material.missing})
+                           "results": len(material.results), "missing": material.missing,
+                           "runs": [str(r.path) for r in material.own_runs]})
     for note in material.missing:
         print(f"dfst: note: {note}", file=sys.stderr)
+    own = f", {len(material.own_runs):,} training runs of your own" if material.own_runs else ""
     print(f"wrote {page} ({size / 1024:,.0f} KiB): {len(material.results):,} results, "
-          f"{len(material.tasks)} tasks; open it in a browser (no network needed)")
+          f"{len(material.tasks)} tasks{own}; open it in a browser (no network needed)")
