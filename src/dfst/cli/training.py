@@ -94,7 +94,7 @@ def train_command(
     if until_certified:
         return _until_certified(job, as_json)
     with _progress(as_json) as progress:
-        bar = progress.add_task("", total=job.cfg.iters, loss="…", eval="")
+        bar = progress.add_task("", total=job.cfg.iters, measure="loss …", eval="")
         summary = run_training(job, lambda record: _show(progress, bar, record))
     if summary["stopped_by"] == "diverged":
         raise DfstError(_diverged(summary, job.cfg.lr))
@@ -138,9 +138,8 @@ def _until_certified(job, as_json: bool) -> int:
     from dfst.train.job import run_training
 
     with _progress(as_json) as progress:
-        bar = progress.add_task("", total=job.cfg.iters, loss="…", eval="")
-        report = run_training(job, lambda record: progress.update(
-            bar, completed=record["iteration"], loss=f"{record['loss']:.3g}"))
+        bar = progress.add_task("", total=job.cfg.iters, measure="loss …", eval="")
+        report = run_training(job, lambda record: _show(progress, bar, record))
     if as_json:
         print_json(report)
         return 0 if report["certified"] else 1
@@ -165,19 +164,28 @@ FINETUNE_PHASES = {"adam": "fine-tuning (Adam)", "lbfgs": "fine-tuning (L-BFGS)"
 
 def _show(progress: Progress, bar, record: dict) -> None:
     """One training record on the bar; the fine-tuning phase's records restart it per phase."""
-    if "phase" in record:
-        if record["iteration"] % 100 == 0 or record["iteration"] == record["iters"]:
-            progress.update(bar, completed=record["iteration"], total=record["iters"],
-                            loss=f"{record.get('objective', float('nan')):.3g}",
-                            eval=FINETUNE_PHASES[record["phase"]])
-        return
-    progress.update(bar, completed=record["iteration"], loss=f"{record['loss']:.3g}",
-                    **({"eval": _eval_text(record["eval"])} if "eval" in record else {}))
+    if (fields := progress_fields(record)) is not None:
+        progress.update(bar, **fields)
+
+
+def progress_fields(record: dict) -> dict | None:
+    """The bar's fields for one progress record of `dfst.train.train` (None: leave the bar as it
+    is): training's loss and last evaluation, or a fine-tuning phase's own objective, labelled as
+    such (the teacher-forced loss is not what fine-tuning minimises)."""
+    if "phase" not in record:
+        return {"completed": record["iteration"], "measure": f"loss {record['loss']:.3g}",
+                **({"eval": _eval_text(record["eval"])} if "eval" in record else {})}
+    if record["iteration"] % 100 and record["iteration"] != record["iters"]:
+        return None  # Adam's phase reports every iteration: the bar moves every 100
+    value = record.get("objective")
+    return {"completed": record["iteration"], "total": record["iters"],
+            "measure": "fine-tuning objective " + ("…" if value is None else f"{value:.3g}"),
+            "eval": FINETUNE_PHASES[record["phase"]]}
 
 
 def _progress(quiet: bool) -> Progress:
     return Progress(TextColumn("iter {task.completed:,.0f}/{task.total:,.0f}"), BarColumn(),
-                    TextColumn("loss {task.fields[loss]}  {task.fields[eval]}"), TimeElapsedColumn(),
+                    TextColumn("{task.fields[measure]}  {task.fields[eval]}"), TimeElapsedColumn(),
                     TimeRemainingColumn(), console=console, transient=True, disable=quiet)
 
 
