@@ -36,7 +36,7 @@ def test_the_verdict_follows_the_check_of_the_model_written(checks, tuned):
     assert exact == all(lv["robust"] for lv in levels)
     assert ("plain h" in text) == tuned and "to 0 digits" not in text
     if exact:
-        assert "runs/r/model is exact" in text and "dfst certify runs/r" in text
+        assert "runs/r/model is exact" in text and "dfst certify runs/r tries to prove" in text
     else:
         first = next(lv for lv in levels if not lv["robust"])
         assert "is NOT exact" in text and f"2/5 exact at {first['digits']:,} digits" in text

@@ -83,8 +83,7 @@ def model_verdict(summary: dict, cfg: dict) -> tuple[bool | None, str]:
     if all(lv["robust"] for lv in levels):
         return True, (f"{run}/model is exact on the run's own held-out check ({mode}, every instance at "
                       f"{lengths} digits, none a training pair). Next: dfst eval {run} --until-fail "
-                      f"measures longer lengths; dfst certify {run} proves it for every length or finds "
-                      "a counterexample")
+                      f"measures longer lengths; dfst certify {run} tries to prove it for every length")
     failing = next(lv for lv in levels if not lv["robust"])
     where = lg_words(report["robust_max_digits"], levels)
     return False, (f"{run}/model is NOT exact on the run's own held-out check ({mode}): {where}, "
