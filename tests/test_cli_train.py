@@ -62,6 +62,9 @@ def test_train_logs_progress_and_a_verdict_only_when_asked(capsys, caplog, tmp_p
         train(cfg, tmp_path / "told")
     *lines, verdict = [r.getMessage() for r in caplog.records if r.name == "dfst.train"]
     assert verdict.startswith("verdict: ") and "held-out check" in verdict
+    regrown = [line for line in lines if line.startswith("d=")]  # a d too small for the PTOs: again
+    lines = [line for line in lines if line not in regrown]
+    assert all("training again with d=" in line for line in regrown)
     # every log_every-th iteration, with the evaluation at the end (again for each d the PTOs ask)
     assert lines and all(a.startswith("iter 2/4 loss ") and b.startswith("iter 4/4 loss ") and "eval 4:" in b
                          for a, b in zip(lines[::2], lines[1::2], strict=True))

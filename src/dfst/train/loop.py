@@ -158,6 +158,8 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
         summary = finished or _train_loop(cfg, task, out, data, run_info, resume=resume, progress=progress,
                                           cpu_start=cpu_start, device=torch_device, validation=validation)
         while (grown := next_size(cfg, sizes, summary)) is not None:  # d too small for the PTOs: again
+            LOGGER.info("d=%d: no automaton read off explains the PTOs; training again with d=%d",
+                        summary["d"], grown)
             run_info["model"] = model_info(len(task.alphabet), grown, tried_sizes(summary))
             check_training(task, cfg, memory, grown)
             out = prepare_run(out_dir, run_info, resume=False)  # the smaller size's files go
