@@ -25,7 +25,7 @@ from dfst.results import (
     table_rows,
 )
 from dfst.results.schema import OPTIONAL, REQUIRED
-from dfst.results.tables import run_display_row
+from dfst.results.tables import checkpoint_display_row, run_display_row
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "results.md"
@@ -200,6 +200,9 @@ def test_a_checkpoint_result_and_its_report_row():
                                  "h mode": "plain", "eval seconds": 0.5}
     with pytest.raises(DfstError, match="config.json: field 'params'"):
         Result.from_eval_report(report, config | {"params": "many"}, name="x").checked("config.json")
+    failed = report | {"robust_max_digits": 0, "levels": [LEVEL | {"digits": 30, "robust": False}]}
+    shown = checkpoint_display_row(Result.from_eval_report(failed, config, name="runs/add2"))
+    assert (shown["robust LG"], shown["largest N tested"]) == ("none: fails at 30", 30)
 
 
 def test_a_run_result_and_its_row_with_and_without_an_evaluation():

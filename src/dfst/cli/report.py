@@ -10,7 +10,8 @@ import typer
 
 from dfst.cli.app import CsvOption, JsonOption, MarkdownOption, app, print_json, show_rows
 from dfst.errors import DfstError
-from dfst.results import REPORT_COLUMNS, RESULTS_DIR, report_rows
+from dfst.results import REPORT_COLUMNS, RESULTS_DIR, checkpoint_row
+from dfst.results.tables import checkpoint_display_row, checkpoint_results
 
 
 @app.command("report")
@@ -39,8 +40,12 @@ def report_command(
     if not checkpoints:
         raise DfstError("give checkpoint directories to tabulate, or --html DIR for a report of the stored "
                         "results")
-    show_rows(report_rows(checkpoints), REPORT_COLUMNS, "length generalisation (dfst eval)",
-              markdown=markdown, as_csv=as_csv, as_json=as_json)
+    evaluated = checkpoint_results(checkpoints)
+    raw = [checkpoint_row(r) for r in evaluated]
+    if as_json:
+        return print_json(raw)
+    show_rows([checkpoint_display_row(r) for r in evaluated], REPORT_COLUMNS,
+              "length generalisation (dfst eval)", markdown=markdown, as_csv=as_csv, raw=raw)
 
 
 def _write_html(out: Path, results: Path, runs: Path, force: bool, as_json: bool) -> None:

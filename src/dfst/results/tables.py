@@ -132,9 +132,20 @@ def write_readme(path: Path, rows: list[dict], note: str) -> None:
 def report_rows(checkpoints: Sequence[Path]) -> list[dict]:
     """`dfst report`: one row per evaluated checkpoint directory (REPORT_COLUMNS); a run directory
     stands for its trained model, as in `dfst eval`."""
+    return [checkpoint_row(result) for result in checkpoint_results(checkpoints)]
+
+
+def checkpoint_results(checkpoints: Sequence[Path]) -> list[Result]:
+    """The results of evaluated checkpoint directories (a run directory: its model, as `dfst eval`)."""
     from dfst.io.targets import resolve
 
-    return [checkpoint_row(read_checkpoint_result(resolve(path).checkpoint)) for path in checkpoints]
+    return [read_checkpoint_result(resolve(path).checkpoint) for path in checkpoints]
+
+
+def checkpoint_display_row(result: Result) -> dict:
+    """`checkpoint_row` for people: an LG of 0 says at which length the model fails."""
+    return checkpoint_row(result) | {"robust LG": lg_cell(result.robust_lg, result.levels),
+                                     "probabilistic LG": lg_cell(result.probabilistic_lg, result.levels)}
 
 
 def checkpoint_row(result: Result) -> dict:
