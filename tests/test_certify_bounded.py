@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dfst.certify import certify, check_certificate
 from dfst.certify.bounded import digits_within, orbit_steps
@@ -107,7 +110,9 @@ def test_digits_within_inverts_the_step_bound():
             assert ADD2.step_bound(1, 1, 2) > steps
 
 
-def test_certify_says_when_a_bounded_proof_falls_short_of_the_digits_asked(capsys, tmp_path):
+def test_certify_gives_one_verdict_whose_exit_code_it_states(capsys, tmp_path):
+    """A bounded proof when every length was asked: NOT CERTIFIED, exit 1, one verdict line, what
+    was proved and why not every length in words, and no JSON (that is --json's)."""
     import torch
 
     from cli_helpers import run
@@ -117,8 +122,45 @@ def test_certify_says_when_a_bounded_proof_falls_short_of_the_digits_asked(capsy
     w = dense_add2()
     tensors = (torch.from_numpy(np.asarray(a, dtype=np.float32)) for a in (w.A, w.B, w.C, w.h0))
     out = save_checkpoint(DFST.from_weights(*tensors, task="add2"), tmp_path / "dense", {})
-    code, text, _ = run(capsys, "certify", out, "--digits", "100000000")
+    code, text, _ = run(capsys, "certify", out)
+    first = " ".join(text.split("\n  ")[0].split())
+    assert code == 1 and first.startswith("NOT CERTIFIED (add2, plain mode")
+    assert re.search(r"proved up to [\d,]+ digits only; not for every length$", first), first
     text = " ".join(text.split())
-    assert code == 1 and text.startswith("CERTIFIED") and "on every input of at most" in text
-    assert "short of the check asked" in text and "not the 100,000,000 of --digits" in text
-    assert "diagnosis:" not in text and "why not every length:" in text  # not read as an error
+    assert "on every input of at most" in text and "why not every length:" in text  # not an error
+    assert "diagnosis:" not in text and "CERTIFIED" not in text.replace("NOT CERTIFIED", "")
+    assert not any(mark in text for mark in '{}"')  # no JSON unless --json
+
+
+@given(st.sampled_from(["CERTIFIED", "COUNTEREXAMPLE", "INCONCLUSIVE"]), st.none() | st.integers(1, 10**6),
+       st.none() | st.integers(1, 10**6), st.booleans())
+def test_the_verdict_says_what_the_exit_code_says(verdict, bound, digits, rejected):
+    """CERTIFIED (not NOT CERTIFIED) exactly where dfst certify exits 0: the proof covers what was
+    asked (every length, or --digits N) and the checker accepted it; a short bound names itself."""
+    from dfst.cli.certify import verdict_line
+
+    report = {"verdict": verdict, "task": "add2", "mode": "plain", "seconds": 1.0, "max_digits": bound,
+              "proves": "equal to add2's expert", "checker": "REJECTED: no" if rejected else "ok"}
+    covered = bound is None or (digits is not None and bound >= digits)
+    holds = verdict == "CERTIFIED" and covered and not rejected  # as certify_checkpoint decides
+    line = verdict_line(report, holds, digits)
+    assert line.startswith("[green]CERTIFIED") == holds
+    if verdict == "CERTIFIED" and not holds and not rejected:
+        assert f"proved up to {bound:,} digits only" in line and line.startswith("[red]NOT CERTIFIED")
+        assert ("not for every length" in line) == (digits is None)
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) |
+                    st.text("abc _-.", max_size=5),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("abc_", max_size=4),
+                                                                                inner, max_size=3),
+                    max_leaves=12))
+def test_certify_shows_any_report_value_as_plain_lines(value):
+    """Whatever a diagnosis or counterexample holds, dfst certify shows it as lines of words: no
+    JSON braces, quotes or brackets, and every key's words."""
+    from dfst.cli.certify import plain_lines
+
+    lines = plain_lines({"diagnosis": value})
+    assert lines and not any(mark in line for line in lines for mark in '{}[]"')
+    keys = [k for k in value if k] if isinstance(value, dict) else []
+    assert all(any(k.replace("_", " ") in line for line in lines) for k in keys)

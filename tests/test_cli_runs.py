@@ -57,3 +57,26 @@ def test_plot_runs_draws_the_automaton_read_off_too(tmp_path, monkeypatch):
     lg_axis = drawn[0][1][1]
     ys = [list(line.get_ydata()) for line in lg_axis.get_lines()]
     assert ys == [[1], [100], [1], [100]]  # per run: the weights (none: drawn at 1), then the automaton
+
+
+def test_plot_runs_draws_the_model_a_run_delivers(tmp_path, monkeypatch):
+    """A fine-tuned run whose training weights never passed is drawn flat at 1, and the model it
+    delivers (the fine-tuned weights) as a star at its robust length, labelled as such."""
+    from dfst.results import Result, plots
+
+    level = {"digits": 10, "exact": 2, "instances": 5, "robust": False}
+    records = [{"iteration": 10, "loss": 0.1},
+               {"iteration": 10, "eval": {"robust_max_digits": 0, "levels": [level]}}]
+    delivered = Result(system="DFST", task="add2", seed=None, samples=20, params=1, max_train_digits=None,
+                       robust_lg=100_000, probabilistic_lg=100_000, train_seconds=1.0, hardware=None,
+                       levels=[level | {"digits": 100_000, "robust": True}],
+                       details={"iterations": 10, "model": "fine-tuned", "tested_by": "dfst eval (plain h)"})
+    drawn, subplots = [], plots.plt.subplots
+    monkeypatch.setattr(plots.plt, "subplots", lambda *a, **k: drawn.append(subplots(*a, **k)) or drawn[-1])
+    plots.plot_training_runs({"r": records}, tmp_path / "f.png", {"r": delivered})
+    lg_axis = drawn[0][1][1]
+    drawn_ys = [list(line.get_ydata()) for line in lg_axis.get_lines()]
+    assert [ys for ys in drawn_ys if ys] == [[1], [100_000]]  # the weights before, then the delivered
+    labels = [t.get_text() for t in lg_axis.texts]
+    assert labels == ["fine-tuned: 100,000 (dfst eval)"]
+    assert "before any fine-tuning" in lg_axis.get_title()

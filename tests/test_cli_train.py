@@ -36,6 +36,38 @@ def test_train_writes_a_run(capsys, tmp_path):
     load_checkpoint(out / "model", expect_task="add2")
     code, text, _ = run(capsys, *TRAIN_ADD2, "--out", tmp_path / "again", *FAST, "--iters", "3")
     assert code == 0 and "add2 training run" in text and "stopped by" in text
+    # it ends with a plain verdict on the model it wrote, the one its own check found
+    levels = json.loads((tmp_path / "again" / "summary.json").read_text())["eval"]["levels"]
+    verdict = " ".join(text[text.rindex("verdict: "):].split())
+    if all(lv["robust"] for lv in levels):
+        assert "model is exact on the run's own held-out check" in verdict
+        assert "dfst certify" in verdict
+    else:
+        assert "model is NOT exact on the run's own held-out check" in verdict
+        assert "Try: more samples" in verdict
+
+
+def test_train_logs_progress_and_a_verdict_only_when_asked(capsys, caplog, tmp_path):
+    """The Python train() reports what dfst train's bar shows, and the verdict, on the dfst.train
+    logger: nothing on the terminal by default, INFO lines when the caller turns them on."""
+    import logging
+
+    from dfst.train import train
+
+    cfg = TrainConfig(iters=4, samples=6, max_digits=2, eval_digits=(4,), eval_random=2, restarts=1,
+                      log_every=2, finetune=False)
+    train(cfg, tmp_path / "quiet")
+    assert capsys.readouterr() == ("", "") and not caplog.records  # silent unless asked
+    with caplog.at_level(logging.INFO, logger="dfst.train"):
+        train(cfg, tmp_path / "told")
+    *lines, verdict = [r.getMessage() for r in caplog.records if r.name == "dfst.train"]
+    assert verdict.startswith("verdict: ") and "held-out check" in verdict
+    regrown = [line for line in lines if line.startswith("d=")]  # a d too small for the PTOs: again
+    lines = [line for line in lines if line not in regrown]
+    assert all("training again with d=" in line for line in regrown)
+    # every log_every-th iteration, with the evaluation at the end (again for each d the PTOs ask)
+    assert lines and all(a.startswith("iter 2/4 loss ") and b.startswith("iter 4/4 loss ") and "eval 4:" in b
+                         for a, b in zip(lines[::2], lines[1::2], strict=True))
 
 
 def test_defaults_are_train_configs(capsys, tmp_path):

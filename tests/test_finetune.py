@@ -200,3 +200,32 @@ def test_the_frozen_phase_holds_the_centres_orthonormal_and_fits_the_weights_to_
     assert anchors.frozen_phase(anchored, 0) == {"iterations": 0}
     summary = finetune(tiny_run, tmp_path / "f", FinetuneConfig(frozen_iters=100, centre_iters=100))
     assert summary["phases"]["frozen"]["iterations"] > 0 and summary["after"]["train_exact"]
+
+
+def test_the_lbfgs_phase_reports_its_own_objective_to_the_progress_bar(tiny_run):
+    """Each L-BFGS progress record carries the objective where its chunk ended (the bar showed
+    `loss nan` for the whole phase): finite, never rising, the phase's own at the end, and the bar
+    labels it as the fine-tuning objective."""
+    import math
+
+    from dfst.cli.training import progress_fields
+    from dfst.tasks import get_task
+    from dfst.train import anchors
+    from dfst.train.batches import Sequences
+    from dfst.train.finetune import read_run
+
+    _, model, data = read_run(tiny_run)
+    seqs, blocks = Sequences.of(data), anchors.block_labels(model, data, get_task("add2").agent)
+    model = anchors.grown(model, max(blocks.count, model.config.d))
+    anchored = anchors.Anchored(model, anchors.initial_centres(model, seqs, blocks), seqs, blocks,
+                                weight=10.0, damping=1.0)
+    records = []
+    anchors.lbfgs_phase(anchored, 40, records.append, chunk=10)
+    values = [r["objective"] for r in records]
+    assert len(records) >= 2 and all(math.isfinite(v) for v in values)
+    assert all(b <= a * (1 + 1e-9) for a, b in zip(values, values[1:]))  # L-BFGS with a Wolfe search
+    final = anchored.objective(None)[0].item()  # float32 weights again: a cast away from the last
+    assert final == pytest.approx(values[-1], rel=1e-3, abs=1e-9)
+    shown = progress_fields(records[-1] | {"iteration": records[-1]["iters"]})
+    assert shown["measure"] == f"fine-tuning objective {values[-1]:.3g}" and "L-BFGS" in shown["eval"]
+    assert progress_fields({"iteration": 5, "iters": 10, "loss": 0.25})["measure"] == "loss 0.25"

@@ -234,3 +234,51 @@ def test_the_command_line_of_report(tmp_path, capsys):
     link.symlink_to(tmp_path)
     code, _, err = run(capsys, "report", "--html", link, "--results", RESULTS)
     assert_one_line_error(code, err, "symbolic link")
+
+
+def _own_run(run: Path, *, finished: bool = True, tuned: bool = True) -> None:
+    """A dfst train run directory as a user's --out leaves it, with what the report reads (no training)."""
+    run.mkdir(parents=True)
+    (run / "config.json").write_text(json.dumps({"format": "dfst-train-run", "version": 1}))
+    level = {"digits": 10, "instances": 5, "exact": 2, "robust": False}
+    records = [{"iteration": 100, "loss": 0.1},
+               {"iteration": 100, "eval": {"robust_max_digits": 0, "levels": [level]}}]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    if not finished:
+        return
+    passing = [{"digits": n, "instances": 5, "exact": 5, "robust": True} for n in (10, 100)]
+    summary = {"task": "add2", "samples": 20, "d": 6, "params": 258, "iterations": 100, "seconds": 1.0,
+               "cpu_seconds": 1.0, "final_loss": 0.1,
+               "eval": {"robust_max_digits": 0, "probabilistic_max_digits": 0, "levels": [level]}}
+    if tuned:
+        summary["finetune"] = {"d": [6, 8], "eval_plain": {"robust_max_digits": 100,
+                                                          "probabilistic_max_digits": 100, "levels": passing}}
+    (run / "summary.json").write_text(json.dumps(summary))
+
+
+def test_the_users_own_runs_are_shown_or_said_why_not(tmp_path, capsys):
+    """--runs DIR of a user's dfst train runs (any depth), with no stored results: each finished run
+    is a row (the model it delivers) and a curve; every other run is one line saying why not."""
+    runs = tmp_path / "mine"
+    _own_run(runs / "first")
+    _own_run(runs / "deeper" / "second", tuned=False)
+    _own_run(runs / "unfinished", finished=False)
+    (runs / "junk").mkdir()
+    (runs / "junk" / "summary.json").write_text("{}")
+    args = ("report", "--html", tmp_path / "site", "--results", tmp_path / "none", "--runs", runs)
+    code, out, err = run(capsys, *args, "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    assert sorted(Path(p).name for p in shown["runs"]) == ["first", "second"]
+    left_out = [n for n in shown["missing"] if n.startswith("run ")]
+    assert len(left_out) == 2 and any("unfinished" in n and "not finished" in n for n in left_out)
+    assert any("junk" in n and "not a dfst train run" in n for n in left_out)
+    parser = PageParser()
+    parser.feed((tmp_path / "site" / "index.html").read_text())
+    rows = {r["run"]: r for r in parser.tables["own-runs"]}
+    assert set(rows) == {"first", "deeper/second"}
+    assert rows["first"]["model"] == "fine-tuned" and rows["first"]["robust LG (model)"] == "100"
+    assert rows["first"]["robust LG (trained, before fine-tuning)"] == "none: fails at 10"
+    assert rows["deeper/second"]["robust LG (model)"] == "none: fails at 10"
+    code, out, err = run(capsys, *args, "--force")
+    assert code == 0 and "2 training runs of your own" in out and err.count("left out") == 2

@@ -25,6 +25,7 @@ from dfst.results import (
     table_rows,
 )
 from dfst.results.schema import OPTIONAL, REQUIRED
+from dfst.results.tables import checkpoint_display_row, run_display_row
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "results.md"
@@ -199,6 +200,9 @@ def test_a_checkpoint_result_and_its_report_row():
                                  "h mode": "plain", "eval seconds": 0.5}
     with pytest.raises(DfstError, match="config.json: field 'params'"):
         Result.from_eval_report(report, config | {"params": "many"}, name="x").checked("config.json")
+    failed = report | {"robust_max_digits": 0, "levels": [LEVEL | {"digits": 30, "robust": False}]}
+    shown = checkpoint_display_row(Result.from_eval_report(failed, config, name="runs/add2"))
+    assert (shown["robust LG"], shown["largest N tested"]) == ("none: fails at 30", 30)
 
 
 def test_a_run_result_and_its_row_with_and_without_an_evaluation():
@@ -207,8 +211,8 @@ def test_a_run_result_and_its_row_with_and_without_an_evaluation():
     r = Result.from_run_summary(summary, name="r0").checked("summary.json")
     assert (r.robust_lg, r.train_seconds, r.levels) == (None, 3.9, [])
     assert run_row(r) == {"run": "r0", "task": "add2", "samples": 20, "d": 9, "iterations": 20,
-                          "final loss": "5.77e-01", "robust LG (model)": None,
-                          "probabilistic LG (model)": None,
+                          "final loss": "5.77e-01", "model": "trained", "robust LG (model)": None,
+                          "probabilistic LG (model)": None, "model tested by": "not evaluated",
                           "robust LG (trained, before fine-tuning)": "-",  # not fine-tuned
                           "CPU seconds": 3.9, "wall seconds": 2.0}  # CPU seconds are the process time
     old = Result.from_run_summary(summary | {"cpu_seconds": None}, name="old")
@@ -217,3 +221,46 @@ def test_a_run_result_and_its_row_with_and_without_an_evaluation():
                                                         "levels": [LEVEL]}}
     row = run_row(Result.from_run_summary(evaluated, name="r1"))
     assert (row["robust LG (model)"], row["probabilistic LG (model)"], row["final loss"]) == (3, 5, "nan")
+
+
+def test_a_fine_tuned_runs_row_shows_the_model_it_delivers_and_what_dfst_eval_measured():
+    """RUN/model of a fine-tuned run: its d (grown), its LG (the run's own check, then dfst eval's
+    in its place), and the trained weights' LG labelled as before fine-tuning, in words."""
+    failing = {"digits": 10, "instances": 47, "exact": 30, "robust": False, "probabilistic": False}
+    passing = [LEVEL | {"digits": n, "probabilistic": True} for n in (10, 100)]
+    summary = {"task": "add2", "samples": 20, "d": 6, "params": 258, "iterations": 4000, "seconds": 59.5,
+               "cpu_seconds": 48.8, "final_loss": 0.03,
+               "eval": {"robust_max_digits": 0, "probabilistic_max_digits": 0, "levels": [failing]},
+               "finetune": {"d": [6, 8], "eval_plain": {"robust_max_digits": 100,
+                                                        "probabilistic_max_digits": 100, "levels": passing}}}
+    r = Result.from_run_summary(summary, name="r").checked("summary.json")
+    row, shown = run_row(r), run_display_row(r)
+    assert (row["d"], row["model"], row["robust LG (model)"]) == (8, "fine-tuned", 100)
+    assert row["model tested by"] == "the run's own check, 10 to 100 digits"
+    assert row["robust LG (trained, before fine-tuning)"] == 0
+    assert shown["robust LG (trained, before fine-tuning)"] == "none: fails at 10"
+    report = {"task": "add2", "mode": "plain", "robust_max_digits": 10000, "probabilistic_max_digits": 10000,
+              "levels": [LEVEL | {"digits": n} for n in (10, 100, 1000, 10000)]}
+    evaluated = run_row(r.with_model_eval(report))
+    assert (evaluated["robust LG (model)"], evaluated["model tested by"]) == \
+        (10000, "dfst eval (plain h), 10 to 10,000 digits")
+    failed = summary | {"finetune": {"error": "no automaton"}}
+    assert run_row(Result.from_run_summary(failed, name="f"))["model"] == "trained (fine-tuning failed)"
+
+
+def test_report_runs_reads_dfst_evals_measure_of_the_runs_model(tmp_path):
+    """A run with RUN/model/eval.json (dfst eval RUN ran): its row holds that measure."""
+    from dfst.results import read_run_result
+
+    run = tmp_path / "run"
+    (run / "model").mkdir(parents=True)
+    summary = {"task": "add2", "samples": 20, "d": 6, "params": 258, "iterations": 10, "seconds": 1.0,
+               "cpu_seconds": 1.0, "final_loss": 0.5,
+               "eval": {"robust_max_digits": 10, "probabilistic_max_digits": 10, "levels": [LEVEL]}}
+    (run / "summary.json").write_text(json.dumps(summary))
+    assert read_run_result(run).robust_lg == 10
+    report = {"task": "add2", "mode": "plain", "robust_max_digits": 0, "probabilistic_max_digits": 0,
+              "levels": [LEVEL | {"digits": 30, "robust": False}]}
+    (run / "model" / "eval.json").write_text(json.dumps(report))
+    row = run_display_row(read_run_result(run))
+    assert row["robust LG (model)"] == "none: fails at 30" and row["model tested by"].startswith("dfst eval")

@@ -10,6 +10,7 @@ import typer
 
 from dfst.cli.app import CsvOption, JsonOption, MarkdownOption, app, console, print_json, show_rows
 from dfst.errors import DfstError
+from dfst.results.wording import lg_words
 
 
 @app.command("baseline")
@@ -43,8 +44,8 @@ def baseline_command(
     seen = f"{samples:,} samples" if cap is None else f"not robust with up to {cap:,} samples"
     console.print(f"{outcome.system} on {outcome.task} (seed {seed}): {seen}, "
                   f"{outcome.params:,} params, trained <= {outcome.max_train_digits} digits in "
-                  f"{outcome.train_seconds:.1f} s; robust LG {outcome.robust_lg:,}, probabilistic LG "
-                  f"{outcome.probabilistic_lg:,} -> {job.path}")
+                  f"{outcome.train_seconds:.1f} s; {lg_words(outcome.robust_lg, outcome.levels)}, "
+                  f"{lg_words(outcome.probabilistic_lg, outcome.levels, 'probabilistic')} -> {job.path}")
 
 
 def side_task_line(name: str, task_name: str, seed: int, record: dict) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -34,10 +33,11 @@ def certify_command(
     force: bool = typer.Option(False, "--force", help="Replace an existing certificate that dfst wrote."),
     as_json: bool = JsonOption,
 ) -> int:
-    """CERTIFIED (with a certificate), COUNTEREXAMPLE, or INCONCLUSIVE (with a diagnosis).
+    """CERTIFIED (with a certificate), NOT CERTIFIED (a proof short of what was asked),
+    COUNTEREXAMPLE, or INCONCLUSIVE (with a diagnosis): one verdict, whose exit code it states.
 
-    CERTIFIED is for every length, or up to max_digits (a bounded certificate: every instance of
-    at most that many digits), and says what it proves: the model equals the task's expert (or the
+    CERTIFIED is for every length, or with --digits N up to N digits (a bounded certificate covering
+    them), and says what it proves: the model equals the task's expert (or the
     agent it imitates) on every input; the expert itself was checked against the task's answer on the
     instances it names, a test, not a proof (docs/certify.md).
 
@@ -54,21 +54,98 @@ def certify_command(
     if as_json:
         print_json(report)
         return 0 if holds else 1
-    colour = {"CERTIFIED": "green", "COUNTEREXAMPLE": "red"}.get(report["verdict"], "yellow")
-    proves = f": {escape(report['proves'])}" if "proves" in report else ""
-    console.print(f"[{colour}]{report['verdict']}[/] ({report['task']}, {report['mode']} mode, "
-                  f"{report['seconds']:.3f} s){proves}", highlight=False)
-    if report["verdict"] == "CERTIFIED" and not holds and report.get("max_digits") is not None \
-            and digits is not None and report["max_digits"] < digits:
-        console.print(f"[red]short of the check asked[/]: the proof reaches {report['max_digits']:,} "
-                      f"digits, not the {digits:,} of --digits (exit code 1)", highlight=False)
-    for key in ("proof", "nodes", "checker", "certificate", "counterexample"):
-        if key in report:
-            console.print(f"  {key}: {json.dumps(report[key])}", highlight=False, markup=False)
+    console.print(verdict_line(report, holds, digits), highlight=False)
+    for line in detail_lines(report):
+        console.print(f"  {line}", highlight=False, markup=False)
+    return 0 if holds else 1
+
+
+def verdict_line(report: dict, holds: bool, digits: int | None) -> str:
+    """The one verdict of `dfst certify`, worded so that it says what the exit code says: CERTIFIED
+    (exit 0) only where what was asked (every length, or with --digits N up to N digits) was proved
+    and the independent checker accepted the proof; a shorter bound is NOT CERTIFIED (exit 1)."""
+    where = f"({report['task']}, {report['mode']} mode, {report['seconds']:.3f} s)"
+    verdict, bound = report["verdict"], report.get("max_digits")
+    asked = "for every length" if digits is None else f"up to {digits:,} digits"
+    if verdict != "CERTIFIED":
+        colour = "red" if verdict == "COUNTEREXAMPLE" else "yellow"
+        return f"[{colour}]{verdict}[/] {where}: {_WHY[verdict]}"
+    if report.get("checker", "").startswith("REJECTED"):
+        return f"[red]NOT CERTIFIED[/] {where}: the independent checker rejected the proof"
+    if not holds:
+        short = "for every length" if digits is None else f"up to the {digits:,} digits of --digits"
+        return f"[red]NOT CERTIFIED[/] {where}: proved up to {bound:,} digits only; not {short}"
+    proves = escape(report["proves"])
+    if bound is None:
+        return f"[green]CERTIFIED[/] {where}: {proves}"
+    return f"[green]CERTIFIED {asked}[/], as asked {where}: {proves}"
+
+
+_WHY = {"COUNTEREXAMPLE": "the model departs from the reference; not certified",
+        "INCONCLUSIVE": "neither a proof nor a counterexample; not certified"}
+
+
+def detail_lines(report: dict) -> list[str]:
+    """What backs the verdict, in words (the whole report is --json's): what a bounded proof did
+    prove, the proof and its checker, the certificate file, the counterexample, the diagnosis."""
+    lines = []
+    if report["verdict"] == "CERTIFIED" and report.get("max_digits") is not None:
+        lines.append(f"proved: {report['proves']}")
+    if "proof" in report:
+        lines.append(f"proof: {report['proof']}, {report.get('nodes', 0):,} nodes; independent checker: "
+                     f"{report['checker']}")
+    if "certificate" in report:
+        lines.append(f"certificate: {report['certificate']}")
+    if "counterexample" in report:
+        lines += ["counterexample:"] + [f"  {line}" for line in plain_lines(report["counterexample"])]
     if "diagnosis" in report:  # not an error: what stopped the proof short of every length
         label = "why not every length" if report["verdict"] == "CERTIFIED" else "diagnosis"
-        console.print(f"  {label}: {json.dumps(report['diagnosis'])}", highlight=False, markup=False)
-    return 0 if holds else 1
+        lines += [f"{label}:"] + [f"  {line}" for line in plain_lines(report["diagnosis"])]
+    return lines + ["(the whole report: add --json)"]
+
+
+def plain_lines(value: object, depth: int = 0) -> list[str]:
+    """A JSON value as indented `key: value` lines for people (lists of plain values on one line,
+    numbers rounded), so that no JSON reaches the terminal."""
+    if isinstance(value, dict):
+        lines = []
+        for key, item in value.items():
+            name = str(key).replace("_", " ")
+            if _nested(item):
+                lines += [f"{name}:"] + [f"  {line}" for line in plain_lines(item, depth + 1)]
+            else:
+                lines.append(f"{name}: {_plain(item)}")
+        return lines
+    if isinstance(value, list):
+        return [line for item in value for line in (["-"] if depth > 8 else _item_lines(item, depth))]
+    return [_plain(value)]
+
+
+def _nested(value: object) -> bool:
+    """A dict, or a list holding a dict or a list: shown on lines of its own."""
+    if isinstance(value, list):
+        return any(isinstance(v, dict | list) for v in value)
+    return isinstance(value, dict)
+
+
+def _item_lines(item: object, depth: int) -> list[str]:
+    """A list item: '- ' before its first line, its other lines indented under it."""
+    if isinstance(item, dict) and not any(isinstance(v, dict | list) for v in item.values()):
+        return ["- " + ", ".join(plain_lines(item, depth + 1))]  # a flat record: one line
+    first, *rest = plain_lines(item, depth + 1) or [""]
+    return [f"- {first}"] + [f"  {line}" for line in rest]
+
+
+def _plain(value: object) -> str:
+    if isinstance(value, list):
+        return ", ".join(_plain(v) for v in value) or "none"
+    if isinstance(value, bool) or value is None:
+        return {True: "yes", False: "no", None: "none"}[value]
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
 
 
 @app.command("check-certificate")

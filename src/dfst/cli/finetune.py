@@ -60,8 +60,10 @@ def finetune_command(
 
         def on_step(record: dict) -> None:
             if record["iteration"] % 100 == 0 or record["iteration"] == record["iters"]:
-                progress.update(bar, description=PHASES[record["phase"]], completed=record["iteration"],
-                                total=record["iters"])
+                value = record.get("objective")  # the phase's own objective, what it minimises
+                shown = "" if value is None else f", objective {value:.3g}"
+                progress.update(bar, description=PHASES[record["phase"]] + shown,
+                                completed=record["iteration"], total=record["iters"])
 
         summary = finetune(run, out, cfg, force=force, progress=on_step)
     if as_json:

@@ -34,6 +34,7 @@ from dfst.protocol.eval_files import (
     replay_failure,
     run_eval,
 )
+from dfst.results.wording import lg_words
 from dfst.tasks import get_task
 from dfst.tasks.user import dfst_command
 
@@ -146,8 +147,9 @@ def _print_report(report: dict) -> None:
                       f"[{lv['wilson_low']:.2f}, {lv['wilson_high']:.2f}]", f"{lv['steps']:,}",
                       f"{lv['seconds']:.2f}")
     print_table(table)
-    console.print(f"robust to {report['robust_max_digits']:,} digits, probabilistic to "
-                  f"{report['probabilistic_max_digits']:,}; stopped by: {report['stopped_by']}")
+    console.print(f"{lg_words(report['robust_max_digits'], report['levels'])}, "
+                  f"{lg_words(report['probabilistic_max_digits'], report['levels'], 'probabilistic')}; "
+                  f"stopped by: {report['stopped_by']}")
     console.print(_held_out_line(report), highlight=False)
     if report["first_failure"]:
         f = report["first_failure"]

@@ -10,7 +10,8 @@ import typer
 
 from dfst.cli.app import CsvOption, JsonOption, MarkdownOption, app, print_json, show_rows
 from dfst.errors import DfstError
-from dfst.results import REPORT_COLUMNS, RESULTS_DIR, report_rows
+from dfst.results import REPORT_COLUMNS, RESULTS_DIR, checkpoint_row
+from dfst.results.tables import checkpoint_display_row, checkpoint_results
 
 
 @app.command("report")
@@ -21,7 +22,8 @@ def report_command(
                               "results into DIR instead (tables, curves, automata, animated runs)."),
     results: Path = typer.Option(RESULTS_DIR, "--results", help="With --html: the stored results."),
     runs: Path = typer.Option(Path("runs/reproduce"), "--runs", help="With --html: dfst reproduce's runs, "
-                              "for training curves and extracted automata (left out where missing)."),
+                              "for training curves and extracted automata (left out where missing), and "
+                              "your own dfst train runs under it (each shown, or said why not)."),
     force: bool = typer.Option(False, "--force", help="With --html: replace a report dfst wrote in DIR."),
     markdown: bool = MarkdownOption,
     as_csv: bool = CsvOption,
@@ -38,8 +40,12 @@ def report_command(
     if not checkpoints:
         raise DfstError("give checkpoint directories to tabulate, or --html DIR for a report of the stored "
                         "results")
-    show_rows(report_rows(checkpoints), REPORT_COLUMNS, "length generalisation (dfst eval)",
-              markdown=markdown, as_csv=as_csv, as_json=as_json)
+    evaluated = checkpoint_results(checkpoints)
+    raw = [checkpoint_row(r) for r in evaluated]
+    if as_json:
+        return print_json(raw)
+    show_rows([checkpoint_display_row(r) for r in evaluated], REPORT_COLUMNS,
+              "length generalisation (dfst eval)", markdown=markdown, as_csv=as_csv, raw=raw)
 
 
 def _write_html(out: Path, results: Path, runs: Path, force: bool, as_json: bool) -> None:
@@ -50,8 +56,10 @@ def _write_html(out: Path, results: Path, runs: Path, force: bool, as_json: bool
     size = page.stat().st_size
     if as_json:
         return print_json({"page": str(page), "bytes": size, "tasks": [t.name for t in material.tasks],
-                           "results": len(material.results), "missing": material.missing})
+                           "results": len(material.results), "missing": material.missing,
+                           "runs": [str(r.path) for r in material.own_runs]})
     for note in material.missing:
         print(f"dfst: note: {note}", file=sys.stderr)
+    own = f", {len(material.own_runs):,} training runs of your own" if material.own_runs else ""
     print(f"wrote {page} ({size / 1024:,.0f} KiB): {len(material.results):,} results, "
-          f"{len(material.tasks)} tasks; open it in a browser (no network needed)")
+          f"{len(material.tasks)} tasks{own}; open it in a browser (no network needed)")

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import typer
 
-from dfst.cli.app import CsvOption, JsonOption, MarkdownOption, app, console, show_rows
+from dfst.cli.app import CsvOption, JsonOption, MarkdownOption, app, console, print_json, show_rows
 from dfst.errors import DfstError
-from dfst.results import RUN_COLUMNS, run_rows
+from dfst.results import RUN_COLUMNS, read_run_result, run_row
+from dfst.results.tables import run_display_row
 
 
 @app.command("report-runs")
@@ -19,10 +20,16 @@ def report_runs_command(
     as_csv: bool = CsvOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """One row per training run: final loss and the closed-loop evaluation the run made itself (at
-    its --eval-digits; `dfst eval RUN` measures further)."""
-    title = "training runs (LG as each run evaluated it, at its --eval-digits; dfst eval RUN goes further)"
-    show_rows(run_rows(runs), RUN_COLUMNS, title, markdown=markdown, as_csv=as_csv, as_json=as_json)
+    """One row per training run: final loss and the LG of the model the run delivers (RUN/model, the
+    one `dfst eval RUN` scores: fine-tuned where the run was), as `dfst eval RUN` measured it where it
+    ran, else as the run checked it at its --eval-digits; and the trained weights before fine-tuning."""
+    results = [read_run_result(run) for run in runs]
+    raw = [run_row(r) for r in results]
+    if as_json:
+        return print_json(raw)
+    title = "training runs: the model each delivers (RUN/model, what dfst eval RUN scores)"
+    show_rows([run_display_row(r) for r in results], RUN_COLUMNS, title, markdown=markdown, as_csv=as_csv,
+              raw=raw)
 
 
 @app.command("plot-runs")
@@ -31,7 +38,8 @@ def plot_runs_command(
     out: Path = typer.Option(..., "--out", help="Figure to write: FILE.png, FILE.svg or FILE.pdf."),
     force: bool = typer.Option(False, "--force", help="Replace an existing figure that dfst wrote."),
 ) -> None:
-    """Training loss and closed-loop robust length against iterations, one line per run."""
+    """Training loss and closed-loop robust length against iterations, one line per run, and the model
+    each run delivers (RUN/model, what dfst eval RUN scores) as a star at its end."""
     from dfst.io.outputs import check_output_file
     from dfst.results.plots import FORMATS, plot_training_runs
     from dfst.train.rundir import checked_metrics
@@ -39,8 +47,12 @@ def plot_runs_command(
     if out.suffix.lower() not in FORMATS:
         raise DfstError(f"--out {out}: a figure is written as {', '.join(FORMATS)} (the suffix decides)")
     check_output_file(out, force=force)
-    series = {label: checked_metrics(r) for label, r in zip(run_labels(runs), runs)}
-    console.print(f"wrote {plot_training_runs(series, out)}")
+    labels = run_labels(runs)
+    series = {label: checked_metrics(r) for label, r in zip(labels, runs)}
+    # the model each finished run delivers (a run still training has none yet)
+    delivered = {label: read_run_result(r) for label, r in zip(labels, runs)
+                 if (r / "summary.json").is_file()}
+    console.print(f"wrote {plot_training_runs(series, out, delivered)}")
 
 
 def run_labels(runs: list[Path]) -> list[str]:

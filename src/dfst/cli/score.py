@@ -21,6 +21,7 @@ from dfst.cli.app import (
 from dfst.errors import DfstError
 from dfst.protocol.config import UNTIL_FAIL_BUDGET
 from dfst.protocol.tally import DEFAULT_RANDOM
+from dfst.results.wording import lg_words
 
 
 @app.command("score")
@@ -164,7 +165,8 @@ def _print_result(result) -> None:
                           f"expected {_cut(f['expected'])}, got {_cut(f['answer'])}", highlight=False,
                           soft_wrap=True)
     d = result.details
-    console.print(f"robust to {result.robust_lg:,} digits, probabilistic to {result.probabilistic_lg:,}; "
+    console.print(f"{lg_words(result.robust_lg, result.levels)}, "
+                  f"{lg_words(result.probabilistic_lg, result.levels, 'probabilistic')}; "
                   f"stopped by: {d['stopped_by']}\ninstance set sha256: {d['instances_sha256']} "
                   f"({d['instance_count']:,} instances, hard set {d['hard_set']})\n"
                   f"dfst's own time: {d['dfst_cpu_seconds']:.2f} s CPU of {d['seconds']:.2f} s",

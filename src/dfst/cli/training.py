@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -20,6 +21,7 @@ from dfst.cli.app import JsonOption, app, console, note_agent, parse_int_list, p
 from dfst.errors import DfstError
 from dfst.tasks.user import dfst_command
 from dfst.train.config import config_types, default_of, flat_fields, format_value, option_name
+from dfst.train.progress import model_verdict
 
 SCHEMA_TYPES = config_types()
 
@@ -94,7 +96,7 @@ def train_command(
     if until_certified:
         return _until_certified(job, as_json)
     with _progress(as_json) as progress:
-        bar = progress.add_task("", total=job.cfg.iters, loss="…", eval="")
+        bar = progress.add_task("", total=job.cfg.iters, measure="loss …", eval="")
         summary = run_training(job, lambda record: _show(progress, bar, record))
     if summary["stopped_by"] == "diverged":
         raise DfstError(_diverged(summary, job.cfg.lr))
@@ -138,9 +140,8 @@ def _until_certified(job, as_json: bool) -> int:
     from dfst.train.job import run_training
 
     with _progress(as_json) as progress:
-        bar = progress.add_task("", total=job.cfg.iters, loss="…", eval="")
-        report = run_training(job, lambda record: progress.update(
-            bar, completed=record["iteration"], loss=f"{record['loss']:.3g}"))
+        bar = progress.add_task("", total=job.cfg.iters, measure="loss …", eval="")
+        report = run_training(job, lambda record: _show(progress, bar, record))
     if as_json:
         print_json(report)
         return 0 if report["certified"] else 1
@@ -152,32 +153,30 @@ def _until_certified(job, as_json: bool) -> int:
     return 0 if report["certified"] else 1
 
 
-def _eval_text(report: dict | None) -> str:
-    if not report:
-        return ""
-    return "eval " + " ".join(f"{lv['digits']}:{lv['exact']}/{lv['instances']}" for lv in report["levels"])
-
-
-FINETUNE_PHASES = {"adam": "fine-tuning (Adam)", "lbfgs": "fine-tuning (L-BFGS)",
-                   "frozen": "fine-tuning (L-BFGS, centres frozen)",
-                   "centres": "fine-tuning (L-BFGS at the centres)"}
-
-
 def _show(progress: Progress, bar, record: dict) -> None:
     """One training record on the bar; the fine-tuning phase's records restart it per phase."""
-    if "phase" in record:
-        if record["iteration"] % 100 == 0 or record["iteration"] == record["iters"]:
-            progress.update(bar, completed=record["iteration"], total=record["iters"],
-                            loss=f"{record.get('objective', float('nan')):.3g}",
-                            eval=FINETUNE_PHASES[record["phase"]])
-        return
-    progress.update(bar, completed=record["iteration"], loss=f"{record['loss']:.3g}",
-                    **({"eval": _eval_text(record["eval"])} if "eval" in record else {}))
+    if (fields := progress_fields(record)) is not None:
+        progress.update(bar, **fields)
+
+
+def progress_fields(record: dict) -> dict | None:
+    """The bar's fields for one progress record of `dfst.train.train` (None: leave the bar as it
+    is), in the words `train` logs (dfst.train.progress): training's loss and last evaluation, or a
+    fine-tuning phase's own objective, labelled as such."""
+    from dfst.train.progress import FINETUNE_PHASES, eval_text, measure_text, shown
+
+    if "phase" not in record:
+        return {"completed": record["iteration"], "measure": measure_text(record),
+                **({"eval": eval_text(record["eval"])} if "eval" in record else {})}
+    if not shown(record, 1):
+        return None  # Adam's phase reports every iteration: the bar moves every 100
+    return {"completed": record["iteration"], "total": record["iters"], "measure": measure_text(record),
+            "eval": FINETUNE_PHASES[record["phase"]]}
 
 
 def _progress(quiet: bool) -> Progress:
     return Progress(TextColumn("iter {task.completed:,.0f}/{task.total:,.0f}"), BarColumn(),
-                    TextColumn("loss {task.fields[loss]}  {task.fields[eval]}"), TimeElapsedColumn(),
+                    TextColumn("{task.fields[measure]}  {task.fields[eval]}"), TimeElapsedColumn(),
                     TimeRemainingColumn(), console=console, transient=True, disable=quiet)
 
 
@@ -217,6 +216,9 @@ def _print_summary(summary: dict, cfg: dict) -> None:
     console.print(f"model: {summary['model']}   metrics: {summary['metrics']}\n"
                   f"evaluate further with: {dfst_command(summary['task'])} eval {summary['model']} "
                   f"--until-fail{mode}", highlight=False)
+    exact, verdict = model_verdict(summary, cfg)
+    colour = {True: "green", False: "red", None: "yellow"}[exact]
+    console.print(f"[{colour}]verdict[/]: {escape(verdict)}", highlight=False)
 
 
 def _finetune_rows(tuned: dict) -> dict[str, str]:

@@ -13,7 +13,7 @@ table reads has every figure (`dfst.results.store.load_results` checks it).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 
 from dfst.errors import DfstError
 from dfst.io import records
@@ -125,22 +125,35 @@ class Result:
         """A training run's result: its summary.json (checked with `records.summary`); the LG of the
         run's model (RUN/model: the fine-tuned weights' evaluation with plain h where the run was
         fine-tuned, else its last evaluation), null if it never evaluated; a fine-tuned run keeps the
-        trained weights' LG (before fine-tuning) as details["trained_robust_lg"]. `name` says which
-        run it is."""
+        trained weights' LG (before fine-tuning) as details["trained_robust_lg"] (and its levels).
+        details["model"] says which weights RUN/model holds, details["tested_by"] who measured the LG
+        (`with_model_eval` puts `dfst eval RUN`'s measure in its place). `name` says which run it is."""
         trained = summary["eval"] or {}
         tuned = _object(summary.get("finetune"))
         tuned_eval = _object(tuned.get("eval_plain")) if "error" not in tuned else {}
         evaluation = tuned_eval or trained
+        model = "fine-tuned" if tuned_eval else "trained (fine-tuning failed)" if tuned else "trained"
         return cls(
             system="DFST", task=summary["task"], seed=None, samples=summary["samples"],
             params=summary.get("params"), max_train_digits=None,
             robust_lg=evaluation.get("robust_max_digits"),
             probabilistic_lg=evaluation.get("probabilistic_max_digits"),
             train_seconds=summary.get("cpu_seconds"), hardware=None, levels=evaluation.get("levels", []),
-            details={"run": name, "d": summary["d"], "iterations": summary["iterations"],
+            details={"run": name, "d": _model_d(summary["d"], tuned if tuned_eval else {}),
+                     "iterations": summary["iterations"],
                      "final_loss": summary["final_loss"], "wall_seconds": summary["seconds"],
-                     "fine_tuned": bool(tuned_eval),
-                     "trained_robust_lg": trained.get("robust_max_digits") if tuned_eval else None})
+                     "fine_tuned": bool(tuned_eval), "model": model,
+                     "tested_by": "the run's own check" if evaluation else None,
+                     "trained_robust_lg": trained.get("robust_max_digits") if tuned_eval else None,
+                     "trained_levels": trained.get("levels", []) if tuned_eval else []})
+
+    def with_model_eval(self, report: dict) -> Result:
+        """This run's result with its model's LG as `dfst eval RUN` measured it (RUN/model/eval.json,
+        checked with `records.eval_report`): the measure a user asked for, usually to longer lengths
+        than the run's own check."""
+        details = self.details | {"tested_by": f"dfst eval ({report['mode']} h)"}
+        return replace(self, robust_lg=report["robust_max_digits"], levels=report["levels"],
+                       probabilistic_lg=report["probabilistic_max_digits"], details=details)
 
 
 def is_result(data: object) -> bool:
@@ -164,6 +177,14 @@ def result_version(data: dict, where: str) -> int:
         raise DfstError(f"{where} is a version {version} result; this dfst reads versions up to {VERSION} "
                         "(a newer dfst wrote it)")
     return version
+
+
+def _model_d(trained_d: int, tuned: dict) -> int:
+    """RUN/model's hidden size: fine-tuning may grow d (one dimension per block; its "d" is [before,
+    after])."""
+    sizes = tuned.get("d")
+    grown = sizes[-1] if isinstance(sizes, list) and sizes else None
+    return grown if isinstance(grown, int) and not isinstance(grown, bool) else trained_d
 
 
 def _object(value: object) -> dict:

@@ -129,8 +129,15 @@ def read_checkpoint_result(path: Path) -> Result:
 
 
 def read_run_result(run: Path) -> Result:
-    """The result of a training run directory: its summary.json."""
+    """The result of a training run directory: its summary.json, and the LG of the model the run
+    delivers (RUN/model, what `dfst eval RUN` scores) from RUN/model/eval.json where `dfst eval RUN`
+    measured it, else from the run's own check at its --eval-digits."""
     path = run / "summary.json"
     summary = records.summary(read_json_file(
         path, f"{run} has no summary.json (not a finished dfst train run)"), str(path))
-    return Result.from_run_summary(summary, name=run.name).checked(str(path))
+    result = Result.from_run_summary(summary, name=run.name)
+    evaluated = run / "model" / "eval.json"
+    if evaluated.is_file():
+        result = result.with_model_eval(records.eval_report(read_json_file(
+            evaluated, f"cannot read {evaluated}"), str(evaluated)))
+    return result.checked(str(path))

@@ -17,6 +17,7 @@ from dfst.results.over_seeds import by_group
 from dfst.results.schema import Result
 from dfst.results.store import load_results, read_checkpoint_result, read_run_result
 from dfst.results.training_data import NO_PTOS, samplers_of
+from dfst.results.wording import lg_cell
 from dfst.tasks import TASKS
 
 MARK_START, MARK_END = "<!-- comparison:start -->", "<!-- comparison:end -->"
@@ -24,11 +25,13 @@ DISPLAY_COLUMNS = ("system", "task", "seeds", "samples", "PTO sampler", "params"
                    "robust LG", "probabilistic LG", "certified (all / bounded / none)", "train s", "hardware")
 REPORT_COLUMNS = ("task", "model", "params", "robust LG", "probabilistic LG", "largest N tested", "h mode",
                   "eval seconds")
-# report-runs: the LG of RUN/model (fine-tuned where the recipe fine-tunes), and of the trained weights
-# before fine-tuning (RUN/trained, h rescaled) in a column of its own, "-" for a run not fine-tuned
-RUN_COLUMNS = ("run", "task", "samples", "d", "iterations", "final loss", "robust LG (model)",
-               "probabilistic LG (model)", "robust LG (trained, before fine-tuning)", "CPU seconds",
-               "wall seconds")
+# report-runs: the LG of RUN/model, the model the run delivers (fine-tuned where the recipe fine-tunes;
+# what dfst eval RUN scores), who measured it (dfst eval RUN where it ran, else the run's own check),
+# and the LG of the trained weights before fine-tuning (RUN/trained, h rescaled) in a column of its
+# own, "-" for a run not fine-tuned
+RUN_COLUMNS = ("run", "task", "samples", "d", "iterations", "final loss", "model", "robust LG (model)",
+               "probabilistic LG (model)", "model tested by", "robust LG (trained, before fine-tuning)",
+               "CPU seconds", "wall seconds")
 
 
 # ----------------------------------------------------------------------------- the comparison
@@ -129,9 +132,20 @@ def write_readme(path: Path, rows: list[dict], note: str) -> None:
 def report_rows(checkpoints: Sequence[Path]) -> list[dict]:
     """`dfst report`: one row per evaluated checkpoint directory (REPORT_COLUMNS); a run directory
     stands for its trained model, as in `dfst eval`."""
+    return [checkpoint_row(result) for result in checkpoint_results(checkpoints)]
+
+
+def checkpoint_results(checkpoints: Sequence[Path]) -> list[Result]:
+    """The results of evaluated checkpoint directories (a run directory: its model, as `dfst eval`)."""
     from dfst.io.targets import resolve
 
-    return [checkpoint_row(read_checkpoint_result(resolve(path).checkpoint)) for path in checkpoints]
+    return [read_checkpoint_result(resolve(path).checkpoint) for path in checkpoints]
+
+
+def checkpoint_display_row(result: Result) -> dict:
+    """`checkpoint_row` for people: an LG of 0 says at which length the model fails."""
+    return checkpoint_row(result) | {"robust LG": lg_cell(result.robust_lg, result.levels),
+                                     "probabilistic LG": lg_cell(result.probabilistic_lg, result.levels)}
 
 
 def checkpoint_row(result: Result) -> dict:
@@ -149,17 +163,40 @@ def run_rows(runs: Sequence[Path]) -> list[dict]:
 
 
 def run_row(result: Result) -> dict:
-    """A run's result (`Result.from_run_summary`) as a row of `dfst report-runs`: the LG of the run's
-    model and, where it was fine-tuned, of the trained weights before; "CPU seconds" is the
-    process time of the run (every resumed segment, fine-tuning included; "n/a" for a run from before
-    dfst counted it), "wall seconds" the time on the clock."""
+    """A run's result (`dfst.results.store.read_run_result`) as a row of `dfst report-runs`: the LG of
+    the model the run delivers and, where it was fine-tuned, of the trained weights before; "CPU
+    seconds" is the process time of the run (every resumed segment, fine-tuning included; "n/a" for a
+    run from before dfst counted it), "wall seconds" the time on the clock. Numbers stay numbers (the
+    JSON and CSV); `run_display_row` words them for people."""
     details = result.details
     loss = details["final_loss"]
     cpu = result.train_seconds
     return {"run": details["run"], "task": result.task, "samples": result.samples, "d": details["d"],
             "iterations": details["iterations"], "final loss": f"{loss:.2e}" if loss is not None else "nan",
+            "model": details.get("model", "trained"),
             "robust LG (model)": result.robust_lg, "probabilistic LG (model)": result.probabilistic_lg,
+            "model tested by": _tested_by(result),
             "robust LG (trained, before fine-tuning)": details["trained_robust_lg"]
             if details.get("fine_tuned") else "-",
             "CPU seconds": "n/a" if cpu is None else round(cpu, 1),
             "wall seconds": round(details["wall_seconds"], 1)}
+
+
+def run_display_row(result: Result) -> dict:
+    """`run_row` for people: an LG of 0 says at which length the model fails (never "robust to 0")."""
+    row = run_row(result)
+    row["robust LG (model)"] = lg_cell(result.robust_lg, result.levels)
+    row["probabilistic LG (model)"] = lg_cell(result.probabilistic_lg, result.levels)
+    if result.details.get("fine_tuned"):
+        trained = result.details.get("trained_levels", [])
+        row["robust LG (trained, before fine-tuning)"] = lg_cell(result.details["trained_robust_lg"], trained)
+    return row
+
+
+def _tested_by(result: Result) -> str:
+    """Who measured the model's LG, and up to which length: 'dfst eval (plain h), 10 to 10,000 digits'."""
+    if not result.levels:
+        return "not evaluated"
+    lengths = sorted(lv["digits"] for lv in result.levels)
+    span = f"{lengths[0]:,} digits" if len(lengths) == 1 else f"{lengths[0]:,} to {lengths[-1]:,} digits"
+    return f"{result.details.get('tested_by') or 'the run'}, {span}"

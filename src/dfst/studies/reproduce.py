@@ -23,6 +23,7 @@ from dfst.results import Result
 from dfst.results.certified import certified_text
 from dfst.results.over_seeds import by_group, over_seeds
 from dfst.results.training_data import trained_with
+from dfst.results.wording import lg_words
 from dfst.studies.seeds import DEFAULT_TIME_BUDGET, reproduce_seed
 from dfst.train.recipes import RECIPES, TARGET_DIGITS
 
@@ -258,7 +259,7 @@ def check_overrides(iters: int | None, restarts: int | None, time_budget: float)
 
 def seed_line(task: str, seed: int, results: list[Result]) -> str:
     """What `dfst reproduce` prints after each seed."""
-    return (f"{task} seed {seed}: " + ", ".join(f"{r.system} robust to {r.robust_lg:,}{_verdict(r)}"
+    return (f"{task} seed {seed}: " + ", ".join(f"{r.system} {lg_words(r.robust_lg, r.levels)}{_verdict(r)}"
                                                 for r in results) + f" ({results[0].train_seconds} CPU s)")
 
 

@@ -230,8 +230,10 @@ def lbfgs_phase(anchored: Anchored, iters: int, progress: Progress = None, chunk
         optimizer.step(closure)
         reached = optimizer.state_dict()["state"][0]["n_iter"]
         stalled, done = reached == done, reached
-        if progress is not None:
-            progress({"phase": phase, "iteration": min(done, iters), "iters": iters})
+        if progress is not None:  # the objective where the chunk ended (L-BFGS returns where it began)
+            with torch.no_grad():
+                value = objective()[0].item()
+            progress({"phase": phase, "iteration": min(done, iters), "iters": iters, "objective": value})
         if stalled:
             break
     with torch.no_grad():

@@ -44,6 +44,7 @@ from dfst.train.determinism import deterministic
 from dfst.train.dsize import d_sizes, model_info, next_size, resumed_model, tried_sizes
 from dfst.train.evaluation import best_robust, evaluate_model, extract_or_none
 from dfst.train.objectives import LOSSES, PENALTIES, discrete_at, noise_at, objective, scores
+from dfst.train.progress import LOGGER, log_progress, model_verdict
 from dfst.train.restarts import lowest_loss_restart, restart_seed, select_restart
 from dfst.train.rundir import (
     DATA_FILE,
@@ -118,7 +119,11 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
     `data` replaces the sampled training set. With `resume`, a run already in `out_dir` (same
     config, same data) continues from its last checkpoint, or returns its summary if finished;
     without it, the old run's files are removed first. `progress(record)` is called after every
-    iteration with the iteration's record (iteration, iters, loss, lr, seconds, eval if evaluated).
+    iteration with the iteration's record (iteration, iters, loss, lr, seconds, eval if evaluated),
+    and the fine-tuning phase's (phase, iteration, iters, objective). The same progress, in the words
+    of `dfst train`'s bar, and at the end a verdict on the model written (`dfst.train.progress`), go to
+    the `dfst.train` logger at INFO: silent unless the caller turns logging on
+    (`logging.basicConfig(level=logging.INFO)`).
     `device` ("cpu", "cuda", "cuda:N") runs the loop's forward and backward passes there; the noise
     and batches are drawn on the CPU, and extraction, evaluation and fine-tuning stay there. It is not
     part of the config: a run may resume on another device (bit-identity holds on the CPU only).
@@ -129,6 +134,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
     """
     torch_device = training_device(device)
     cpu_start = time.process_time()
+    progress = _logged(progress, cfg.log_every)
     task = task_of(cfg, task)
     memory = default_max_memory() if max_memory is None else max_memory
     given = replace(cfg, sampler="uniform")  # a dataset file is not sampled
@@ -152,16 +158,28 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
         summary = finished or _train_loop(cfg, task, out, data, run_info, resume=resume, progress=progress,
                                           cpu_start=cpu_start, device=torch_device, validation=validation)
         while (grown := next_size(cfg, sizes, summary)) is not None:  # d too small for the PTOs: again
+            LOGGER.info("d=%d: no automaton read off explains the PTOs; training again with d=%d",
+                        summary["d"], grown)
             run_info["model"] = model_info(len(task.alphabet), grown, tried_sizes(summary))
             check_training(task, cfg, memory, grown)
             out = prepare_run(out_dir, run_info, resume=False)  # the smaller size's files go
             summary = _train_loop(cfg, task, out, data, run_info, resume=False, progress=progress,
                                   cpu_start=cpu_start, device=torch_device, validation=validation)
-        if not cfg.finetune or "finetune" in summary or summary["stopped_by"] == "diverged":
-            return summary  # nothing to fine-tune, done already, or no finite loss to fine-tune from
-        from dfst.train.tuning import finetune_phase
+        if cfg.finetune and "finetune" not in summary and summary["stopped_by"] != "diverged":
+            from dfst.train.tuning import finetune_phase  # (else nothing to fine-tune, or done already)
 
-        return finetune_phase(out, cfg, task, summary, data, progress)
+            summary = finetune_phase(out, cfg, task, summary, data, progress)
+    LOGGER.info("verdict: %s", model_verdict(summary, cfg.to_dict())[1])
+    return summary
+
+
+def _logged(progress: Callable[[dict], None] | None, log_every: int) -> Callable[[dict], None]:
+    """`progress`, with each record also on the `dfst.train` logger (when INFO is on)."""
+    def report(record: dict) -> None:
+        log_progress(record, log_every)
+        if progress is not None:
+            progress(record)
+    return report
 
 
 def _train_loop(cfg: TrainConfig, task: Task, out: Path, data: PtoDataset, run_info: dict, *,

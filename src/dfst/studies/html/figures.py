@@ -3,7 +3,8 @@ no clash between the ids of several figures in one page).
 
 Length generalisation: per task, the fraction of instances exact at each tested length, one colour
 per system and one line per seed. Training: per task, the loss and the closed-loop robust length
-against iterations, one line per seed (the run's metrics.jsonl).
+against iterations, one line per seed (the run's metrics.jsonl), and the model each run delivers
+(fine-tuned where it was: what `dfst eval RUN` scores) as a star at its end.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ matplotlib.use("Agg")  # files only, no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
 from dfst.results import Result  # noqa: E402
-from dfst.results.plots import draw_training_run  # noqa: E402
+from dfst.results.plots import LG_AXIS, draw_delivered, draw_training_run  # noqa: E402
 
 # Text stays text (a much smaller file than glyph paths), and the ids and date are fixed, so the
 # same results give the same page.
@@ -45,18 +46,27 @@ def lg_figure(task: str, results: list[Result]) -> str | None:
         return svg_data_uri(fig)
 
 
-def training_figure(task: str, runs: dict[int, list[dict]]) -> str | None:
-    """Loss (log) and the weights' robust length (log, none drawn at 1) against iterations, a line
-    per seed; None when no run logged anything."""
+def training_figure(task: str, runs: dict[str, list[dict]],
+                    delivered: dict[str, Result] | None = None) -> str | None:
+    """Loss (log) and the weights' robust length (log, a model failing at the first tested length
+    drawn at 1) against iterations, a line per run (by label); `delivered`: the model each run
+    delivers (RUN/model, what `dfst eval RUN` scores), a star at its last iteration. None when no run
+    logged anything."""
     if not any(runs.values()):
         return None
+    delivered = delivered or {}
     with plt.rc_context(SVG_STYLE):
         fig, (ax_loss, ax_lg) = plt.subplots(1, 2, figsize=(8.4, 3.0), dpi=100)
-        for seed, records in runs.items():
-            draw_training_run(ax_loss, ax_lg, f"seed {seed}", records)
+        for label, records in runs.items():
+            line, _ = draw_training_run(ax_loss, ax_lg, label, records)
+            if label in delivered:
+                draw_delivered(ax_lg, delivered[label], line.get_color())
         ax_loss.set(yscale="log", xlabel="iteration", ylabel="training loss", title=f"{task}: training")
-        ax_lg.set(yscale="log", xlabel="iteration", ylabel="robust to N digits (1 = none)",
-                  title="closed-loop evaluation during training")
+        ax_lg.set(yscale="log", xlabel="iteration", ylabel=LG_AXIS,
+                  title="during training, before any fine-tuning (lines);\n"
+                        "the model each run delivers (stars)"
+                  if delivered else "closed-loop evaluation during training")
+        ax_lg.margins(y=0.15)
         for ax in (ax_loss, ax_lg):
             ax.grid(True, which="both", alpha=0.3)
         ax_loss.legend(fontsize=6, ncol=2)

@@ -12,7 +12,7 @@ from dfst.studies.html.assets import CSS, JS
 from dfst.studies.html.collect import Material, TaskMaterial
 from dfst.studies.html.diagram import automaton_svg
 from dfst.studies.html.figures import lg_figure, training_figure
-from dfst.studies.html.tables import comparison_table, reproduce_table
+from dfst.studies.html.tables import comparison_table, html_table, reproduce_table
 from dfst.tasks import TASKS
 
 
@@ -25,6 +25,8 @@ def render_page(material: Material) -> str:
             _section("reproduce", "The DFST, seed by seed",
                      "As <code>dfst reproduce</code> summarises its stored results.", reproduced)]
     body += [_task_section(task, material) for task in material.tasks]
+    if material.own_runs:
+        body.append(_own_runs_section(material))
     return (f'<!DOCTYPE html>\n<!-- {marker_text()} -->\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"<title>dfst report</title>\n<style>{CSS}</style>\n</head>\n<body>\n" + "\n".join(body)
@@ -32,7 +34,7 @@ def render_page(material: Material) -> str:
 
 
 def _header(material: Material) -> str:
-    runs = sum(len(t.runs) for t in material.tasks)
+    runs = sum(len(t.runs) for t in material.tasks) + len(material.own_runs)
     return (f"<header><h1>dfst report</h1><p>{len(material.results):,} stored results under "
             f"<code>{escape(str(material.results_dir))}</code>, {runs:,} training runs under "
             f"<code>{escape(str(material.runs_dir))}</code>; {len(material.tasks)} tasks. Written by "
@@ -43,6 +45,8 @@ def _header(material: Material) -> str:
 def _nav(material: Material) -> str:
     links = ['<a href="#comparison">comparison</a>', '<a href="#reproduce">reproduce</a>', "| tasks:"]
     links += [f'<a href="#task-{escape(t.name)}">{escape(t.name)}</a>' for t in material.tasks]
+    if material.own_runs:
+        links.append('| <a href="#own-runs">your runs</a>')
     return "<nav>" + " ".join(links) + "</nav>"
 
 
@@ -64,7 +68,8 @@ def _task_section(task: TaskMaterial, material: Material) -> str:
                  "Fraction of the hard and random instances exact at each tested length; the ladder stops at "
                  "a seed's first failing length.")
     panels = [_animation(task), lg]
-    training = training_figure(task.name, task.runs)
+    training = training_figure(task.name, {f"seed {seed}": records for seed, records in task.runs.items()},
+                               {f"seed {seed}": result for seed, result in task.delivered.items()})
     no_curves = (f'<p class="missing">No training curves: no run of {escape(task.name)} under '
                  f"<code>{escape(str(material.runs_dir))}</code> logged any.</p>")
     panels.append(_figure(training, f"{task.name}: training", "Loss and the closed-loop robust length of the "
@@ -73,6 +78,29 @@ def _task_section(task: TaskMaterial, material: Material) -> str:
     return (f'<section class="task" id="task-{escape(task.name)}"><h2>{escape(task.name)} <small>'
             f'{escape(summary)} · {len(task.results)} results</small></h2>\n<div class="panels">'
             + "\n".join(panels) + "</div>\n" + _automata(task) + "</section>")
+
+
+def _own_runs_section(material: Material) -> str:
+    """The user's own runs: a row each as `dfst report-runs` prints it, and per task their training
+    curves with the model each delivers."""
+    from dfst.results import RUN_COLUMNS
+    from dfst.results.tables import run_display_row
+
+    runs = material.own_runs
+    table = html_table([run_display_row(r.result) for r in runs], RUN_COLUMNS, "own-runs")
+    figures = []
+    for task in dict.fromkeys(r.result.task for r in runs):
+        mine = [r for r in runs if r.result.task == task]
+        uri = training_figure(task, {r.label: r.records for r in mine}, {r.label: r.result for r in mine})
+        if uri is not None:
+            figures.append(_figure(uri, f"{task}: your runs", "Loss and closed-loop robust length during "
+                                   "training, and the model each run delivers (star; what dfst eval RUN "
+                                   "scores)."))
+    note = ("Every <code>dfst train</code> run under <code>" + escape(str(material.runs_dir)) + "</code>, "
+            "as <code>dfst report-runs</code> prints it: the model each run delivers (RUN/model, fine-tuned "
+            "where the run was), and the trained weights before fine-tuning. Runs left out are listed above.")
+    return (f'<section id="own-runs"><h2>Your training runs</h2><p>{note}</p>'
+            f'<div class="scroll">{table}</div><div class="panels">{"".join(figures)}</div></section>')
 
 
 def _figure(uri: str | None, alt: str, text: str) -> str:
