@@ -131,10 +131,25 @@ def test_the_import_lines_of_docs_tasks_work():
 # ----------------------------------------------------------------------------- the tour, then the API
 
 
-def test_the_tour_runs_from_an_empty_directory_and_the_api_blocks_say_what_they_claim(tmp_path, monkeypatch,
-                                                                                      capsys):
-    """Every tour command, as written, from an empty directory (exit 0: each check holds); then the
-    README's Python blocks in order in one namespace, where `train` finds the tour's finished run."""
+# The default suite runs the tour with every length past this many digits brought down to it: the same
+# commands and checks without the minute a million-digit evaluation takes; `pytest -m slow` runs it as
+# written.
+QUICK_DIGITS = 1000
+
+
+def quick(argv: list[str]) -> list[str]:
+    """`argv` with each `--digits` list capped at QUICK_DIGITS (a length past it becomes QUICK_DIGITS)."""
+    out = list(argv)
+    for i, arg in enumerate(out[:-1]):
+        if arg == "--digits":
+            lengths = [min(int(n), QUICK_DIGITS) for n in out[i + 1].split(",")]
+            out[i + 1] = ",".join(str(n) for n in dict.fromkeys(lengths))
+    return out
+
+
+def run_the_tour_and_the_api_blocks(tmp_path, monkeypatch, capsys, shorten) -> None:
+    """Every tour command, as written (or shortened), from an empty directory (exit 0: each check holds);
+    then the README's Python blocks in order in one namespace, where `train` finds the tour's finished run."""
     from dfst.cli import main
 
     monkeypatch.chdir(tmp_path)
@@ -142,7 +157,7 @@ def test_the_tour_runs_from_an_empty_directory_and_the_api_blocks_say_what_they_
     commands = tour_commands()
     assert commands and all(argv[0] == "dfst" for argv in commands)
     assert ["dfst", "train", "add2", "--seed", "0", "--out", "runs/add2-s0"] in commands
-    for argv in commands:
+    for argv in map(shorten, commands):
         args = [match for arg in argv[1:] for match in (sorted(glob.glob(arg)) if "*" in arg else [arg])]
         code = main(args)
         out, err = capsys.readouterr()
@@ -158,6 +173,24 @@ def test_the_tour_runs_from_an_empty_directory_and_the_api_blocks_say_what_they_
     lines = printed.getvalue().splitlines()
     assert lines[-2] == f"CERTIFIED {proof.max_digits}"
     assert lines[-1] == "CERTIFIED"  # the automaton read off: for every length
+
+
+def test_the_tour_runs_from_an_empty_directory_and_the_api_blocks_say_what_they_claim(tmp_path, monkeypatch,
+                                                                                      capsys):
+    assert any(quick(argv) != argv for argv in tour_commands()), "nothing to shorten: drop QUICK_DIGITS"
+    run_the_tour_and_the_api_blocks(tmp_path, monkeypatch, capsys, quick)
+
+
+@pytest.mark.slow
+def test_the_tour_as_written_runs_from_an_empty_directory(tmp_path, monkeypatch, capsys):
+    run_the_tour_and_the_api_blocks(tmp_path, monkeypatch, capsys, list)
+
+
+def test_quick_caps_only_the_lengths_past_the_cap():
+    assert quick(["eval", "r", "--digits", "10,1000,100000"]) == ["eval", "r", "--digits", "10,1000"]
+    assert quick(["dfst", "eval", "r", "--digits", "1000000"]) == ["dfst", "eval", "r", "--digits", "1000"]
+    assert quick(["dfst", "certify", "r", "--digits", "400"]) == ["dfst", "certify", "r", "--digits", "400"]
+    assert quick(["dfst", "tasks"]) == ["dfst", "tasks"]
 
 
 @pytest.mark.parametrize("task", ["add2"])
