@@ -130,6 +130,9 @@ def read_checkpoint_result(path: Path) -> Result:
 
 def read_run_result(run: Path) -> Result:
     """The result of a training run directory: its summary.json."""
+    from dfst.io.recorded import check_recorded_files
+
+    check_recorded_files(run)  # never a row of a run whose files changed
     path = run / "summary.json"
     summary = records.summary(read_json_file(
         path, f"{run} has no summary.json (not a finished dfst train run)"), str(path))
