@@ -156,7 +156,8 @@ def _json_or_none(path: Path) -> object:
     from dfst.io.inputs import read_json_file
 
     try:
-        return read_json_file(path, f"cannot read {path}", verify=False)  # a damaged file of dfst's is still dfst's
+        # unverified: a damaged file of dfst's is still dfst's, for --force to replace
+        return read_json_file(path, f"cannot read {path}", verify=False)
     except DfstError:
         return None
 

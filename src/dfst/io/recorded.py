@@ -35,7 +35,8 @@ MANIFEST_FILE, MANIFEST_KEY = "manifest.json", "manifest"
 MANIFEST_FORMAT = "dfst-run-manifest"
 # the formats of the config.json of what keeps a manifest: a training run, a checkpoint
 OWNER_FORMATS = {"dfst-train-run": "run", "dfst-checkpoint": "checkpoint"}
-ALWAYS_RECORDED = ("config.json", "model.safetensors", "agent.json", "summary.json", "train_state.safetensors")
+ALWAYS_RECORDED = ("config.json", "model.safetensors", "agent.json", "summary.json",
+                   "train_state.safetensors")
 _warned: set[Path] = set()  # directories already said to be unverifiable, once per process
 
 
@@ -131,8 +132,9 @@ def dfst_manifest(directory: Path) -> dict | None:
         data = read_json(path, "manifest", verify=False)
     except InvalidJson:
         data = None
-    if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT and isinstance(data.get("files"), dict):
-        return data["files"]
+    files = data.get("files") if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT else None
+    if isinstance(files, dict):
+        return files
     if owner_of(directory) is None:
         return None  # a user's own manifest.json, beside no run or checkpoint of dfst's
     raise NotAsWritten(f"{path} is damaged (not a dfst manifest), so nothing in {directory} can be checked "

@@ -21,7 +21,6 @@ from dfst.errors import DfstError
 from dfst.io.inputs import read_json_file
 from dfst.io.locks import acquire, release
 from dfst.io.outputs import file_kind, make_directory, write_atomic, write_json
-
 from dfst.io.recorded import MANIFEST_FILE, MANIFEST_FORMAT
 
 LOCK_FILE = ".dfst.lock"
