@@ -122,3 +122,15 @@ def test_certify_says_when_a_bounded_proof_falls_short_of_the_digits_asked(capsy
     assert code == 1 and text.startswith("CERTIFIED") and "on every input of at most" in text
     assert "short of the check asked" in text and "not the 100,000,000 of --digits" in text
     assert "diagnosis:" not in text and "why not every length:" in text  # not read as an error
+
+
+@pytest.mark.parametrize("scale", [0.01, 1.0, 100.0])
+def test_a_bounded_certificate_states_no_radii_and_radii_added_are_refused(dense, scale):
+    """Issue 54: radii shrunk 100x were accepted because a bounded proof never used them (its caps
+    are its radii). A certificate now states only what the checker verifies."""
+    w, results = dense
+    cert = copy.deepcopy(results[True].certificate)
+    assert "radii" not in cert and "limits" not in cert
+    cert["radii"] = [scale] * len(cert["nodes"])
+    ok, why = check_certificate(cert, w.A, w.B, w.C, w.h0, ADD2.agent)
+    assert not ok and "radii" in why

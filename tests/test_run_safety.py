@@ -193,8 +193,9 @@ def test_manifest_lists_every_file_but_the_metrics(tmp_path):
     files = read_manifest(tmp_path)
     assert set(files) == {"config.json", "data.pto.zip", "validation.pto.zip", "train_state.safetensors",
                           "summary.json",
-                          "model/model.safetensors", "model/config.json", "extracted/model.safetensors",
-                          "extracted/config.json", "extracted/agent.json"}
+                          "model/model.safetensors", "model/config.json", "model/manifest.json",
+                          "extracted/model.safetensors", "extracted/config.json", "extracted/agent.json",
+                          "extracted/manifest.json"}
     assert all(file_entry(tmp_path / name) == entry for name, entry in files.items())
     check_manifest(tmp_path)
 
