@@ -207,7 +207,8 @@ def scaled_region_certificate():
     rng, d = np.random.default_rng(7), ADD2.agent.d
     w = weights_of(ADD2.agent, np.diag(rng.uniform(0.5, 2.0, d))[rng.permutation(d)])
     cert = certify(w, ADD2, rescale=True).certificate
-    assert cert["kind"] == "regions" and check_certificate(cert, w.A, w.B, w.C, w.h0, ADD2.agent) == (True, "ok")
+    assert cert["kind"] == "regions"
+    assert check_certificate(cert, w.A, w.B, w.C, w.h0, ADD2.agent) == (True, "ok")
     return w, cert
 
 

@@ -31,8 +31,8 @@ def stated_constants_problem(cert: dict, nodes) -> str | None:
     """Why the certificate's frame or stated constants are not the checker's own (None: they are).
     A certificate that understates the rounding would prove more than the arithmetic gives."""
     if cert.get("version") != 2:
-        return (f"a version {cert.get('version')} {cert['kind']} certificate (from before the checker computed "
-                "its own constants); run dfst certify again")
+        return (f"a version {cert.get('version')} {cert['kind']} certificate (from before the checker "
+                "computed its own constants); run dfst certify again")
     T = np.array(cert["T"], dtype=np.float64)
     if T.shape != (len(nodes[0][1]),) * 2 or not np.isfinite(T).all():
         return "the frame T is not a finite d x d matrix"
@@ -46,7 +46,8 @@ def stated_constants_problem(cert: dict, nodes) -> str | None:
         if not isinstance(stated, (int, float)) or not math.isclose(stated, value, rel_tol=1e-6):
             return f"it states {key} {stated!r}; the checker's own is {value:.6g}"
     if "limits" in cert or (cert["kind"] == "bounded" and "radii" in cert):
-        return "it states radii or limits that its proof does not use (a certificate states only what is checked)"
+        return ("it states radii or limits that its proof does not use (a certificate states only what "
+                "is checked)")
     return None
 
 
