@@ -53,6 +53,7 @@ from dfst.io.run_guard import (
     MANIFEST_FILE,
     check_manifest,
     read_manifest,
+    record_paths,
     write_recorded,
 )
 
@@ -93,6 +94,8 @@ def prepare_run(out_dir: str | Path, run_info: dict, *, resume: bool) -> Path:
     if old is not None and resume:
         _check_same_run(out, old, run_info)
         check_run_files(out, old)
+        if read_manifest(out) is None:  # a run from before manifests: its checked files recorded now,
+            record_paths(out, *(p.name for p in run_paths(out) if p.name != METRICS_FILE))  # so read back
     elif old is not None:
         clear_run(out)
     make_directory(out)
