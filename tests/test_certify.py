@@ -200,3 +200,53 @@ def test_a_departure_no_instance_shows_is_inconclusive_not_a_counterexample(monk
     assert result.verdict == "INCONCLUSIVE" and result.counterexample is None
     assert "no instance searched reaches" in result.diagnosis["reason"]
     assert result.diagnosis["departure"]["path"] == "1 1 0 _ 1"
+
+
+def scaled_region_certificate():
+    """A region certificate (kind "regions"), from add2 in a scaled permuted basis: 0.4 s."""
+    rng, d = np.random.default_rng(7), ADD2.agent.d
+    w = weights_of(ADD2.agent, np.diag(rng.uniform(0.5, 2.0, d))[rng.permutation(d)])
+    cert = certify(w, ADD2, rescale=True).certificate
+    assert cert["kind"] == "regions"
+    assert check_certificate(cert, w.A, w.B, w.C, w.h0, ADD2.agent) == (True, "ok")
+    return w, cert
+
+
+@pytest.mark.parametrize("key, value", [("unit_roundoff", 0.0), ("underflow", 0.0), ("slack", -1.0),
+                                        ("condition", 1e3), ("version", 1), ("limits", [1.0])])
+def test_the_checker_uses_its_own_rounding_constants_not_the_certificates(key, value):
+    """A certificate that understates float32's rounding would prove more than the arithmetic gives."""
+    w, cert = scaled_region_certificate()
+    cert[key] = value
+    ok, why = check_certificate(cert, w.A, w.B, w.C, w.h0, ADD2.agent)
+    assert not ok and (key in why or "version" in why)
+
+
+@pytest.mark.parametrize("radius", [-1.0, float("nan"), float("inf")])
+def test_radii_that_are_no_radii_are_refused(radius):
+    """A negative or NaN radius would widen the margin at node 0, which no edge enters."""
+    w, cert = scaled_region_certificate()
+    cert["radii"] = [radius] * len(cert["nodes"])
+    assert not check_certificate(cert, w.A, w.B, w.C, w.h0, ADD2.agent)[0]
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(st.floats(0.0, 1.0), st.lists(st.sampled_from(ADD2.agent.alphabet), min_size=1, max_size=40))
+def test_shrunk_radii_are_accepted_only_where_every_reachable_state_still_lies_in_its_region(shrink, word):
+    """Why smaller regions can still be a proof: h0 is node 0's centre, and the checker checks that
+    each edge maps its source's region into its target's and keeps every readout's margin on it, so by
+    induction over the input every reachable h lies in its node's region whatever radii pass. Here
+    (an exact model in a scaled basis) every reachable h is its node's centre, so every radius down
+    to 0 passes, and the run of the engine never leaves the centres."""
+    w, cert = scaled_region_certificate()
+    cert["radii"] = [r * shrink for r in cert["radii"]]
+    assert check_certificate(cert, w.A, w.B, w.C, w.h0, ADD2.agent) == (True, "ok")
+    sym = {s: i for i, s in enumerate(ADD2.agent.alphabet)}
+    edges = {(n, sym[x]): m for n, x, m in cert["edges"]}
+    node, h = 0, w.h0
+    for x in (sym[s] for s in word):
+        if (node, x) not in edges or edges[(node, x)] < 0:
+            break
+        h, node = engine_step(w, h, x, True).h, edges[(node, x)]
+        centre = np.array(cert["nodes"][node]["h"], np.float32)
+        assert np.array_equal(h / np.abs(h).max(), centre / np.abs(centre).max())  # deviation 0 <= radius

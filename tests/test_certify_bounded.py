@@ -164,3 +164,15 @@ def test_certify_shows_any_report_value_as_plain_lines(value):
     assert lines and not any(mark in line for line in lines for mark in '{}[]"')
     keys = [k for k in value if k] if isinstance(value, dict) else []
     assert all(any(k.replace("_", " ") in line for line in lines) for k in keys)
+
+
+@pytest.mark.parametrize("scale", [0.01, 1.0, 100.0])
+def test_a_bounded_certificate_states_no_radii_and_radii_added_are_refused(dense, scale):
+    """Issue 54: radii shrunk 100x were accepted because a bounded proof never used them (its caps
+    are its radii). A certificate now states only what the checker verifies."""
+    w, results = dense
+    cert = copy.deepcopy(results[True].certificate)
+    assert "radii" not in cert and "limits" not in cert
+    cert["radii"] = [scale] * len(cert["nodes"])
+    ok, why = check_certificate(cert, w.A, w.B, w.C, w.h0, ADD2.agent)
+    assert not ok and "radii" in why

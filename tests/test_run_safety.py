@@ -193,8 +193,9 @@ def test_manifest_lists_every_file_but_the_metrics(tmp_path):
     files = read_manifest(tmp_path)
     assert set(files) == {"config.json", "data.pto.zip", "validation.pto.zip", "train_state.safetensors",
                           "summary.json",
-                          "model/model.safetensors", "model/config.json", "extracted/model.safetensors",
-                          "extracted/config.json", "extracted/agent.json"}
+                          "model/model.safetensors", "model/config.json", "model/manifest.json",
+                          "extracted/model.safetensors", "extracted/config.json", "extracted/agent.json",
+                          "extracted/manifest.json"}
     assert all(file_entry(tmp_path / name) == entry for name, entry in files.items())
     check_manifest(tmp_path)
 
@@ -231,11 +232,17 @@ def test_a_run_from_before_manifests_resumes_and_its_data_is_still_checked(tmp_p
     from dfst.errors import DfstError
     from dfst.train import train
 
+    def from_before_manifests(run: Path) -> None:  # no manifest, and a config that names none
+        (run / "manifest.json").unlink()
+        config = json.loads((run / "config.json").read_text())
+        del config["manifest"]
+        (run / "config.json").write_text(json.dumps(config))
+
     unfinished(tmp_path / "a")
-    (tmp_path / "a" / "manifest.json").unlink()
+    from_before_manifests(tmp_path / "a")
     assert train(tiny(), tmp_path / "a", command="test")["iterations"] == 20
     unfinished(tmp_path / "b")
-    (tmp_path / "b" / "manifest.json").unlink()
+    from_before_manifests(tmp_path / "b")
     os.truncate(tmp_path / "b" / "data.pto.zip", 100)
     with pytest.raises(DfstError, match="data.pto.zip has changed since dfst wrote it"):
         train(tiny(), tmp_path / "b", command="test")

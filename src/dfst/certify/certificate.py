@@ -19,7 +19,9 @@ from dfst.certify.lockstep import Graph
 from dfst.certify.regions import RegionProof
 from dfst.grid.rollout import DfstWeights
 
-FORMAT, VERSION = "dfst-certificate", 1
+# version 2: a certificate states only numbers the checker verifies (no unused radii in a bounded
+# certificate, no margin limits); the checker refuses version 1 region and bounded certificates
+FORMAT, VERSION = "dfst-certificate", 2
 
 
 def weights_digest(weights: DfstWeights) -> str:
@@ -54,8 +56,7 @@ def region_certificate(graph: Graph, proof: RegionProof, weights: DfstWeights, a
                        mode: str, kind: str = "regions") -> dict:
     cert = _common(graph, weights, agent, mode, kind)
     cert |= {"T": proof.frame.T.tolist(), "omega": proof.frame.omega.tolist(),
-             "radii": [float(r) for r in proof.radii],
-             "limits": [float(r) for r in proof.limits], "slack": slack(proof.frame),
+             "radii": [float(r) for r in proof.radii], "slack": slack(proof.frame),
              "unit_roundoff": U32, "underflow": UNDERFLOW, "condition": proof.frame.condition}
     cert["assumptions"] = exact_certificate(graph, weights, agent, mode)["assumptions"] + [
         "max|h| >= 2^-60 before every step (so underflow adds at most d 2^-89 relative); in rescaled "
@@ -68,6 +69,7 @@ def bounded_certificate(graph: Graph, proof: RegionProof, bounded: BoundedProof,
                         agent: Transducer, mode: str, task: str, max_digits: int) -> dict:
     """Exact on every run of at most bounded.steps steps: every instance of at most max_digits digits."""
     cert = region_certificate(graph, proof, weights, agent, mode, "bounded")
+    del cert["radii"]  # a bounded proof's radii are its caps; the all-lengths radii did not close
     cert |= {"bounded": bounded.to_dict(), "max_digits": max_digits, "task": task}
     cert["assumptions"] = [a for a in cert["assumptions"] if not a.startswith("max|h| >= 2^-60")] + [
         "max|h| >= 2^-60 before every step: in plain mode proved for the steps covered (the scale bounds), "

@@ -17,6 +17,47 @@ import math
 import numpy as np
 
 MIN_LOG, MAX_LOG = math.log(2.0 ** -60), math.log(2.0 ** 100)
+# The checker's own constants, never the certificate's: float32's unit roundoff, the absolute error
+# of an underflowing product relative to a scale >= 2^-60, the slack of the float64 evaluation of
+# the bounds for a basis of condition c, and the largest condition for which it is trusted.
+UNIT_ROUNDOFF, UNDERFLOW, MAX_CONDITION = 2.0 ** -24, 2.0 ** -89, 1e8
+
+
+def own_slack(condition: float) -> float:
+    return 1e-9 + condition * 1e-15
+
+
+def stated_constants_problem(cert: dict, nodes) -> str | None:
+    """Why the certificate's frame or stated constants are not the checker's own (None: they are).
+    A certificate that understates the rounding would prove more than the arithmetic gives."""
+    if cert.get("version") != 2:
+        return (f"a version {cert.get('version')} {cert['kind']} certificate (from before the checker "
+                "computed its own constants); run dfst certify again")
+    T = np.array(cert["T"], dtype=np.float64)
+    if T.shape != (len(nodes[0][1]),) * 2 or not np.isfinite(T).all():
+        return "the frame T is not a finite d x d matrix"
+    condition = float(np.linalg.cond(T, 1))
+    if not condition <= MAX_CONDITION:
+        return f"the frame's condition {condition:.3g} is beyond {MAX_CONDITION:.0g}"
+    own = {"unit_roundoff": UNIT_ROUNDOFF, "underflow": UNDERFLOW, "slack": own_slack(condition),
+           "condition": condition}
+    for key, value in own.items():
+        stated = cert.get(key)
+        if not isinstance(stated, (int, float)) or not math.isclose(stated, value, rel_tol=1e-6):
+            return f"it states {key} {stated!r}; the checker's own is {value:.6g}"
+    if "limits" in cert or (cert["kind"] == "bounded" and "radii" in cert):
+        return ("it states radii or limits that its proof does not use (a certificate states only what "
+                "is checked)")
+    return None
+
+
+def radii_problem(radii: object, nodes) -> str | None:
+    """Radii are one finite non-negative number per node: a negative or NaN radius would make a
+    margin look wider than it is at a node no edge enters (node 0)."""
+    r = np.array(radii, dtype=np.float64) if isinstance(radii, list) else None
+    if r is None or r.shape != (len(nodes),) or not np.isfinite(r).all() or (r < 0).any():
+        return "the radii are not one finite non-negative number per node"
+    return None
 
 
 class Regions:
@@ -24,9 +65,9 @@ class Regions:
 
     def __init__(self, cert: dict, nodes, A, B, C, agent):
         self.T = np.array(cert["T"], dtype=np.float64)
-        self.Ti, self.s, self.d = np.linalg.inv(self.T), cert["slack"], self.T.shape[0]
-        u = cert["unit_roundoff"]
-        self.g, self.underflow = (self.d + 1) * u / (1 - (self.d + 1) * u), cert["underflow"]
+        self.Ti, self.d = np.linalg.inv(self.T), self.T.shape[0]
+        self.s, u = own_slack(float(np.linalg.cond(self.T, 1))), UNIT_ROUNDOFF
+        self.g, self.underflow = (self.d + 1) * u / (1 - (self.d + 1) * u), UNDERFLOW
         # the centres in float64, as the prover takes them (h / max|h| rounded to float32 would move
         # them by ~1e-8, which the residual of a trained model's edge is sensitive to)
         self.c = np.array([h.astype(np.float64) / np.abs(h).max() for _, h in nodes]) @ self.Ti.T
@@ -89,6 +130,8 @@ def _label(regions: Regions, n: int, x: int, m: int | None = None) -> str:
 def check_regions(cert: dict, nodes, edges, A, B, C, agent) -> tuple[bool, str]:
     if cert["mode"] != "rescaled":
         return False, "a region certificate covers the rescaled mode only"
+    if problem := stated_constants_problem(cert, nodes) or radii_problem(cert.get("radii"), nodes):
+        return False, problem
     regions = Regions(cert, nodes, A, B, C, agent)
     if not regions.weights_ok():
         return False, "the norm weights are not positive, one per node and coordinate"
@@ -110,6 +153,8 @@ def _maps_into(num: np.ndarray, den: np.ndarray, radius: float, s: float) -> boo
 
 def check_bounded(cert: dict, nodes, edges, A, B, C, agent, step_bound) -> tuple[bool, str]:
     """A bounded certificate; `step_bound(N)` is the task's expert step bound on N-digit operands."""
+    if problem := stated_constants_problem(cert, nodes):
+        return False, problem
     regions = Regions(cert, nodes, A, B, C, agent)
     if not regions.weights_ok():
         return False, "the norm weights are not positive, one per node and coordinate"

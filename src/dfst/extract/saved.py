@@ -91,6 +91,8 @@ def save_extraction(found: Extraction, out: str | Path, *, task: Task, provenanc
                     overwrite: bool = False) -> Path:
     """The automaton compiled to an exact one-hot DFST checkpoint in `out`, with its agent JSON (and
     the agent it imitates, when that is not the task's expert)."""
+    from dfst.io.outputs import json_bytes
+    from dfst.io.run_guard import write_recorded
     from dfst.model.checkpoint import save_checkpoint
     from dfst.model.compile import compile_agent
     from dfst.tasks.own_agent import reference_json
@@ -98,7 +100,7 @@ def save_extraction(found: Extraction, out: str | Path, *, task: Task, provenanc
     out = Path(out)
     save_checkpoint(compile_agent(found.agent, task=task.name), out, provenance, overwrite=overwrite,
                     reference=reference_json(task))
-    save_transducer(found.agent, out / AGENT_FILE)
+    write_recorded(out, AGENT_FILE, json_bytes(found.agent.to_dict()))  # in the checkpoint's manifest
     return out
 
 

@@ -59,8 +59,10 @@ class InvalidJson(DfstError):
 
 # ---- files -------------------------------------------------------------------------------------
 
-def read_bytes(path: str | Path, what: str, cap_name: str) -> bytes:
-    """All bytes of the regular file `path`, at most cap(cap_name); `what` names it in errors."""
+def read_bytes(path: str | Path, what: str, cap_name: str, *, verify: bool = True) -> bytes:
+    """All bytes of the regular file `path`, at most cap(cap_name); `what` names it in errors. With
+    `verify`, a file of a dfst run or checkpoint must be what dfst wrote (`dfst.io.recorded`);
+    `verify=False` is for reads that only decide whether a path is dfst's to replace."""
     size = _check_regular(path, what)
     limit = cap(cap_name)
     if size > limit:
@@ -76,6 +78,10 @@ def read_bytes(path: str | Path, what: str, cap_name: str) -> bytes:
         data = _read_at_most(f, limit + 1, path, what)
     if len(data) > limit:
         raise DfstError(_over_cap(path, what, len(data), cap_name) + " (it grew while being read)")
+    if verify:
+        from dfst.io.recorded import check_read
+
+        check_read(path, data)
     return data
 
 
@@ -135,28 +141,29 @@ def _over_cap(path: str | Path, what: str, size: int, cap_name: str) -> str:
 # ---- JSON --------------------------------------------------------------------------------------
 
 def read_json(path: str | Path, what: str, cap_name: str = "json_bytes", *,
-              allow_nan: bool = False) -> object:
+              allow_nan: bool = False, verify: bool = True) -> object:
     """The parsed JSON file at `path`, checked as read_bytes and parse_json."""
-    return parse_json(read_bytes(path, what, cap_name), f"{what} {path}", allow_nan=allow_nan)
+    return parse_json(read_bytes(path, what, cap_name, verify=verify), f"{what} {path}", allow_nan=allow_nan)
 
 
 def read_json_if_exists(path: str | Path, what: str, cap_name: str = "json_bytes", *,
-                        allow_nan: bool = False) -> object | None:
+                        allow_nan: bool = False, verify: bool = True) -> object | None:
     """read_json, or None when nothing at all exists at `path` (a broken link is an error)."""
     try:
-        return read_json(path, what, cap_name, allow_nan=allow_nan)
+        return read_json(path, what, cap_name, allow_nan=allow_nan, verify=verify)
     except InputMissing:
         return None
 
 
-def read_json_file(path: str | Path, missing: str, invalid: str | None = None) -> object:
+def read_json_file(path: str | Path, missing: str, invalid: str | None = None, *,
+                   verify: bool = True) -> object:
     """Parsed JSON at `path` (through dfst.io.inputs: a regular file, size and depth caps); a one-line
     DfstError, `missing` if nothing is there, `invalid` (if given) if it is not JSON.
 
     NaN is accepted: these are reports (eval.json, summary.json) that json.dumps wrote as it is.
     """
     try:
-        return read_json(path, "file", allow_nan=True)
+        return read_json(path, "file", allow_nan=True, verify=verify)
     except InputMissing:
         raise DfstError(missing) from None
     except InvalidJson as exc:
@@ -228,14 +235,15 @@ _ZIP_METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED}  # bzip2 and lzma infl
 _MAX_CENTRAL_DIRECTORY = MAX_ZIP_MEMBERS * 4096  # names, extras and comments of every member
 
 
-def read_zip_members(path: str | Path, names: tuple[str, ...], what: str) -> dict[str, bytes]:
+def read_zip_members(path: str | Path, names: tuple[str, ...], what: str, *,
+                     verify: bool = True) -> dict[str, bytes]:
     """The members of zip `path` named in `names` that it holds, inflated and checked.
 
     The file is checked as read_bytes (cap dataset_bytes); all members read share one inflated
     budget, cap dataset_inflated, counted on the bytes actually inflated, not the declared sizes.
     A missing member is left out of the result: the caller knows what it needs.
     """
-    return zip_members(read_bytes(path, what, "dataset_bytes"), names, what, path)
+    return zip_members(read_bytes(path, what, "dataset_bytes", verify=verify), names, what, path)
 
 
 def zip_members(raw: bytes, names: tuple[str, ...], what: str, path: str | Path) -> dict[str, bytes]:

@@ -156,7 +156,8 @@ def _json_or_none(path: Path) -> object:
     from dfst.io.inputs import read_json_file
 
     try:
-        return read_json_file(path, f"cannot read {path}")
+        # unverified: a damaged file of dfst's is still dfst's, for --force to replace
+        return read_json_file(path, f"cannot read {path}", verify=False)
     except DfstError:
         return None
 
@@ -165,7 +166,8 @@ def _is_dfst_zip(path: Path) -> bool:
     from dfst.io.inputs import parse_json, read_zip_members
 
     try:
-        meta = parse_json(read_zip_members(path, ("meta.json",), "zip")["meta.json"], f"{path} meta.json")
+        meta = parse_json(read_zip_members(path, ("meta.json",), "zip", verify=False)["meta.json"],
+                          f"{path} meta.json")
     except (DfstError, KeyError):
         return False
     return isinstance(meta, dict) and meta.get("format") == "dfst-pto"

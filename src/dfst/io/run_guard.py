@@ -21,9 +21,9 @@ from dfst.errors import DfstError
 from dfst.io.inputs import read_json_file
 from dfst.io.locks import acquire, release
 from dfst.io.outputs import file_kind, make_directory, write_atomic, write_json
+from dfst.io.recorded import MANIFEST_FILE, MANIFEST_FORMAT
 
-LOCK_FILE, MANIFEST_FILE = ".dfst.lock", "manifest.json"
-MANIFEST_FORMAT = "dfst-run-manifest"
+LOCK_FILE = ".dfst.lock"
 FORCE_HINT = "; use --force to start over"  # ends every "changed since dfst wrote it" message
 
 
@@ -61,7 +61,7 @@ def read_manifest(directory: Path) -> dict | None:
     path = directory / MANIFEST_FILE
     if file_kind(path) == "missing":
         return None
-    data = read_json_file(path, f"cannot read {path}")
+    data = read_json_file(path, f"cannot read {path}", verify=False)  # (it lists itself nowhere)
     if not (isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT
             and isinstance(data.get("files"), dict)):
         raise DfstError(f"{path} is not a dfst run manifest" + FORCE_HINT)
@@ -74,13 +74,15 @@ def _write_manifest(directory: Path, files: dict) -> None:
 
 
 def write_recorded(directory: Path, name: str, data: bytes) -> None:
-    """Write DIR/name atomically and record it; a kill at any point leaves the two consistent."""
-    files = read_manifest(directory)
+    """Write DIR/name atomically and record it; a kill at any point leaves the two consistent (the
+    first file written, a run's config.json, is never on disk without a manifest beside it)."""
+    files = read_manifest(directory) or {}
     new = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
-    if files is not None:  # accept the old file or the new one while the rename is pending
-        _write_manifest(directory, files | {name: new | {"previous": files.get(name)}})
+    # accept the old file (None: none yet) or the new one while the rename is pending
+    old = files.get(name) or (file_entry(directory / name) if file_kind(directory / name) == "file" else None)
+    _write_manifest(directory, files | {name: new | {"previous": old}})
     write_atomic(directory / name, data)
-    _write_manifest(directory, (files or {}) | {name: new})
+    _write_manifest(directory, files | {name: new})
 
 
 def record_paths(directory: Path, *names: str) -> None:

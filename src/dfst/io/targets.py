@@ -12,6 +12,7 @@ from pathlib import Path
 
 from dfst.errors import DfstError
 from dfst.io.inputs import read_json_file
+from dfst.io.recorded import check_recorded_files
 
 # what a run directory names: its model (fine-tuned when the run was), or the automaton read off
 TRAINED, EXTRACTED, CHECKPOINT = "model", "extracted automaton", "checkpoint"
@@ -56,6 +57,7 @@ def resolve(path: str | Path, *, extracted: bool = False) -> Target:
         raise DfstError(f"run {path} has no extracted automaton (trained with --no-extract, or no "
                         f"conflict-free automaton was found); try dfst extract {path} --method lockstep "
                         "--out DIR, then dfst eval DIR")
+    check_recorded_files(path)  # the whole run as dfst wrote it, or nothing of it
     sub = EXTRACTED_DIR if extracted else MODEL_DIR
     return Target(path / sub, path, EXTRACTED if extracted else TRAINED)
 

@@ -3,8 +3,11 @@
     run/model/
       model.safetensors   tensors A (k,d,d), B (k,k,d), C (k,5,d), h0 (d,), float32, nothing else
       config.json         {"format": "dfst-checkpoint", "version": 1, "task": "add2", "k": 4, "d": 12,
-                           "params": 1020, "provenance": {...}, "dfst_version": "0.1.0"}
+                           "params": 1020, "provenance": {...}, "dfst_version": "0.1.0",
+                           "manifest": "manifest.json"}
                           (+ "reference_agent": the agent JSON, for a model of a user's agent)
+      manifest.json       sha256 of the files above (dfst.io.run_guard); every read is checked
+                          against it (dfst.io.recorded), and "manifest" above says it must exist
 
 Loading never executes code: only `safetensors` and `json` parse the files, never pickle. Every
 damage (missing or truncated file, bad JSON, wrong format, missing or extra tensor, wrong dtype or
@@ -24,7 +27,8 @@ from safetensors.torch import save as save_safetensors
 from dfst import __version__
 from dfst.errors import DfstError
 from dfst.io.inputs import InputMissing, load_safetensors_bytes, read_bytes, read_json
-from dfst.io.outputs import release_output, write_atomic, write_json
+from dfst.io.outputs import json_bytes, release_output
+from dfst.io.recorded import MANIFEST_FILE, check_recorded_files, manifest_marker
 from dfst.model import DFST, DFSTConfig, weight_shapes
 
 FORMAT = "dfst-checkpoint"
@@ -40,13 +44,16 @@ def save_checkpoint(model: DFST, directory: str | Path, provenance: dict, *,
                     overwrite: bool = False, reference: dict | None = None) -> Path:
     """Write `model` to `directory` (created if missing); refuse a non-empty one unless `overwrite`.
     `reference`: the agent JSON the model imitates when it is not the task's expert (`--agent`)."""
+    from dfst.io.run_guard import write_recorded
+
     config = _config_dict(model.config, provenance)
     if reference is not None:
         config["reference_agent"] = reference
     directory = _prepare_directory(Path(directory), overwrite)
     tensors = {name: getattr(model, name).detach().cpu().contiguous() for name in TENSORS}
-    write_atomic(directory / WEIGHTS_FILE, save_safetensors(tensors))
-    write_json(directory / CONFIG_FILE, config)
+    # recorded in DIR/manifest.json, which every reader checks them against (dfst.io.recorded)
+    write_recorded(directory, WEIGHTS_FILE, save_safetensors(tensors))
+    write_recorded(directory, CONFIG_FILE, json_bytes(config))
     release_output(directory)
     return directory
 
@@ -57,6 +64,7 @@ def load_checkpoint(directory: str | Path, *, expect_task: str | None = None) ->
     if not directory.is_dir():
         what = "is not a directory" if directory.exists() else "does not exist"
         raise DfstError(f"checkpoint {directory} {what}")
+    check_recorded_files(directory)  # all of it as dfst wrote it (its agent.json too), or none of it
     config = _read_config(directory / CONFIG_FILE)
     if expect_task is not None and config["task"] != expect_task:
         raise DfstError(f"checkpoint {directory} is for task {config['task']}, not {expect_task}")
@@ -73,7 +81,7 @@ def claim_checkpoint_dir(directory: str | Path, overwrite: bool = False) -> Path
     from dfst.io.outputs import claim_directory, refuse_foreign
 
     directory = Path(directory)
-    claim_directory(directory, what="checkpoint", own=(CONFIG_FILE, WEIGHTS_FILE, *OWN_FILES),
+    claim_directory(directory, what="checkpoint", own=(CONFIG_FILE, WEIGHTS_FILE, MANIFEST_FILE, *OWN_FILES),
                     is_ours=is_checkpoint, force=overwrite)
     for name in OWN_FILES:  # a user's file under one of those names is not dfst's either
         refuse_foreign(directory / name, "--force would remove it with the old checkpoint")
@@ -86,8 +94,8 @@ def _prepare_directory(directory: Path, overwrite: bool) -> Path:
 
     claim_checkpoint_dir(directory, overwrite)
     make_directory(directory, "checkpoint directory")
-    for name in (CONFIG_FILE, *OWN_FILES):  # no valid checkpoint until the new config lands; no stale
-        remove_own_file(directory / name)  # report of the old weights next to the new ones
+    for name in (CONFIG_FILE, *OWN_FILES, MANIFEST_FILE):  # no valid checkpoint until the new config
+        remove_own_file(directory / name)  # lands; no stale report or record of the old weights
     return directory
 
 
@@ -106,7 +114,8 @@ def _config_dict(config: DFSTConfig, provenance: dict) -> dict:
     except (TypeError, ValueError) as exc:
         raise DfstError(f"checkpoint provenance is not plain JSON: {exc}") from None
     return {"format": FORMAT, "version": VERSION, "task": config.task, "k": config.k, "d": config.d,
-            "params": config.params, "provenance": provenance, "dfst_version": __version__}
+            "params": config.params, "provenance": provenance, "dfst_version": __version__,
+            **manifest_marker()}
 
 
 def _read_config(path: Path) -> dict:

@@ -123,8 +123,12 @@ def held_out_of(checkpoint: str | Path, dataset: str | Path | None = None) -> tu
 
 def _run_data(checkpoint: Path) -> Path | None:
     run = checkpoint.resolve().parent
+    from dfst.io.recorded import NotAsWritten
+
     try:
         found = is_run(run)
+    except NotAsWritten:  # a run of dfst's whose files changed: never scored as if it were none
+        raise
     except DfstError:  # a config.json of the user's own beside the checkpoint: not a run of dfst's
         return None
     return run / DATA_FILE if found and (run / DATA_FILE).is_file() else None

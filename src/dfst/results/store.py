@@ -132,6 +132,9 @@ def read_run_result(run: Path) -> Result:
     """The result of a training run directory: its summary.json, and the LG of the model the run
     delivers (RUN/model, what `dfst eval RUN` scores) from RUN/model/eval.json where `dfst eval RUN`
     measured it, else from the run's own check at its --eval-digits."""
+    from dfst.io.recorded import check_recorded_files
+
+    check_recorded_files(run)  # never a row of a run whose files changed
     path = run / "summary.json"
     summary = records.summary(read_json_file(
         path, f"{run} has no summary.json (not a finished dfst train run)"), str(path))

@@ -136,6 +136,7 @@ def read_run(run: Path):
     agent the run learned (`--agent`) as its expert."""
     from dfst.data import load_dataset
     from dfst.io.outputs import file_kind
+    from dfst.io.recorded import check_recorded_files
     from dfst.model.checkpoint import load_checkpoint
     from dfst.tasks.own_agent import checkpoint_task
     from dfst.train.rundir import CONFIG_FILE, DATA_FILE, RUN_FORMAT, TRAINED_DIR, check_run_files, read_json
@@ -148,7 +149,8 @@ def read_run(run: Path):
         raise DfstError(f"{run} is not a dfst training run (no run config.json)")
     if file_kind(run / SUMMARY_FILE) != "file":
         raise DfstError(f"{run} is an unfinished training run (finish it with dfst train first)")
-    check_run_files(run, config)
+    check_recorded_files(run)  # every file as dfst wrote it, named as every reader names it
+    check_run_files(run, config)  # (and the data of a run from before manifests)
     # a run trained with the phase already holds fine-tuned weights in model/: start from training's
     trained = run / TRAINED_DIR
     model, saved = load_checkpoint(trained if file_kind(trained) == "directory" else run / MODEL_DIR)

@@ -31,6 +31,7 @@ from dfst import __version__
 from dfst.data import SAMPLERS, PtoDataset, summarize
 from dfst.errors import DfstError
 from dfst.io.limits import default_max_memory
+from dfst.io.recorded import manifest_marker
 from dfst.io.run_guard import record_paths, run_lock
 from dfst.model import DFST, INITS, DFSTConfig, Population
 from dfst.model.checkpoint import save_checkpoint
@@ -147,7 +148,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
                 "command": command if command is not None else shlex.join(sys.argv),
                 "data": {"sha256": dataset_sha256(data), "summary": summarize(data)},
                 "model": model_info(len(task.alphabet), sizes[0], []),
-                "dfst_version": __version__, "torch_version": torch.__version__}
+                "dfst_version": __version__, "torch_version": torch.__version__, **manifest_marker()}
     longest = run_info["data"]["summary"]["digits_max"]  # the validation PTOs start one digit past it
     validation = validation_set(task, longest, cfg.seed) if validates(cfg) else None
     with run_lock(out_dir, run_info["command"]):  # one writer per run directory

@@ -53,6 +53,7 @@ from dfst.io.run_guard import (
     MANIFEST_FILE,
     check_manifest,
     read_manifest,
+    record_paths,
     write_recorded,
 )
 
@@ -77,8 +78,8 @@ CHECKPOINT_DIRS = (MODEL_DIR, EXTRACTED_DIR, TRAINED_DIR)
 RUN_FILES = (CONFIG_FILE, DATA_FILE, VALIDATION_FILE, METRICS_FILE, STATE_FILE, *CHECKPOINT_DIRS,
              SUMMARY_FILE)
 OWN_FILES = (*RUN_FILES, MANIFEST_FILE)  # what a run writes, so what --force may remove
-CHECKPOINT_FILES = (WEIGHTS_FILE, CHECKPOINT_CONFIG, *CHECKPOINT_OWN)  # in model/ and extracted/: the
-# weights, agent.json and what dfst eval writes next to them
+CHECKPOINT_FILES = (WEIGHTS_FILE, CHECKPOINT_CONFIG, MANIFEST_FILE, *CHECKPOINT_OWN)  # in model/ and
+# extracted/: the weights, their manifest, agent.json and what dfst eval writes next to them
 
 
 def prepare_run(out_dir: str | Path, run_info: dict, *, resume: bool) -> Path:
@@ -93,6 +94,8 @@ def prepare_run(out_dir: str | Path, run_info: dict, *, resume: bool) -> Path:
     if old is not None and resume:
         _check_same_run(out, old, run_info)
         check_run_files(out, old)
+        if read_manifest(out) is None:  # a run from before manifests: its checked files recorded now,
+            record_paths(out, *(p.name for p in run_paths(out) if p.name != METRICS_FILE))  # so read back
     elif old is not None:
         clear_run(out)
     make_directory(out)
@@ -112,7 +115,7 @@ def check_run_dir(out: Path) -> dict | None:
                            keep_foreign=True, leftovers=(LOCK_FILE,)):
         return None
     run_paths(out)  # refuses links and foreign files among the run's own names
-    old = read_json(out / CONFIG_FILE)
+    old = read_json(out / CONFIG_FILE, verify=False)  # a damaged run is still one --force may replace
     if old is None or old.get("format") != RUN_FORMAT:
         raise DfstError(f"{out / CONFIG_FILE} is not a dfst training run config; dfst leaves it alone "
                         "(use another output directory)")
@@ -229,9 +232,10 @@ def save_run_state(out: Path, model: torch.nn.Module, optimizer: torch.optim.Ada
     write_recorded(out, STATE_FILE, train_state_bytes(model, optimizer, info))
 
 
-def read_json(path: Path) -> dict | None:
-    """A JSON object from `path`, or None if there is no file; damage is a one-line DfstError."""
-    data = read_json_if_exists(path, "run file")  # a regular file, size and depth caps, no NaN
+def read_json(path: Path, *, verify: bool = True) -> dict | None:
+    """A JSON object from `path`, or None if there is no file; damage, or a file other than the one
+    dfst recorded (`dfst.io.recorded`), is a one-line DfstError."""
+    data = read_json_if_exists(path, "run file", verify=verify)  # a regular file, size and depth caps, no NaN
     if data is None:
         return None
     if not isinstance(data, dict):
@@ -290,9 +294,12 @@ def phase_pending(out: Path) -> bool:
 
 def checked_metrics(run: Path) -> list[dict]:
     """A training run's metrics.jsonl records, each checked for the fields a plot reads."""
+    from dfst.io.recorded import check_recorded_files
+
     path = run / METRICS_FILE
     if not path.exists():
         raise DfstError(f"{run} has no {METRICS_FILE} (not a dfst train run)")
+    check_recorded_files(run)  # metrics.jsonl is not recorded; the run it belongs to is
     found = read_metrics(path)
     for i, record in enumerate(found):
         where = f"{path} record {i + 1}"
