@@ -81,8 +81,8 @@ def no_work(monkeypatch):
 
 @FEW
 @given(choice=st.sampled_from(OPTIONS), pick=st.integers(0, 10**6), noise=st.text(max_size=40))
-def test_every_option_value_ends_in_a_result_or_one_short_error(capsys, tmp_path, monkeypatch, no_work, choice,
-                                                               pick, noise):
+def test_every_option_value_ends_in_a_result_or_one_short_error(capsys, tmp_path, monkeypatch, no_work,
+                                                               choice, pick, noise):
     monkeypatch.chdir(tmp_path)  # a random relative path is written here, never into the checkout
     before, option, kind = choice
     values = (path_values(tmp_path) if kind == "path" else NUMBERS) + [noise]
