@@ -108,10 +108,11 @@ def _departure(task, agent, weights, found: Disagreement, rescale: bool, mode: s
     if report is not None:
         return Result("COUNTEREXAMPLE", mode, _elapsed(start), counterexample=report)
     departure = departure_record(agent, found)
-    reason = (f"the model departs from the expert only where no instance was found to lead: reading "
-              f"{departure['path']} from the start, a start no layout searched reaches ({MAX_PAIRS:,} small "
-              f"instances and the hard ones; on none does the closed-loop run part from the expert's); "
-              f"not proved unreachable on the grid: {proved}")
+    reason = (f"no counterexample: no instance searched shows the lockstep's departure, reading "
+              f"{departure['path']} from the start, a start no layout searched reaches ({MAX_PAIRS:,} "
+              f"small instances and the hard ones; on none does the closed-loop run part from the "
+              f"expert's); it may be unreachable, or need a longer instance; not proved unreachable on "
+              f"the grid: {proved}")
     return Result("INCONCLUSIVE", mode, _elapsed(start), diagnosis={"reason": reason, "departure": departure})
 
 
