@@ -198,7 +198,7 @@ def test_a_departure_no_instance_shows_is_inconclusive_not_a_counterexample(monk
     monkeypatch.setattr(result_module, "departing_instance", lambda *args: None)
     result = certify(weights_of(rewired(ADD2.agent, ("carry", "1"), write="1")), ADD2)
     assert result.verdict == "INCONCLUSIVE" and result.counterexample is None
-    assert "no instance searched reaches" in result.diagnosis["reason"]
+    assert "a start no layout searched reaches" in result.diagnosis["reason"]
     assert result.diagnosis["departure"]["path"] == "1 1 0 _ 1"
 
 

@@ -3,8 +3,9 @@
 1. Lockstep exploration with the engine's float32 arithmetic (tol = 0). A disagreement that no grid
    run reaches (`gridreach.py`: an abstract interpretation of the grid proves every departure of the
    exact lockstep graph unreachable) is no disagreement: CERTIFIED (kind "grid"). Otherwise it is a
-   COUNTEREXAMPLE when a concrete instance shows it (one reaching the shortest symbol path, or any
-   instance searched whose closed-loop run parts from the expert's); with none, INCONCLUSIVE.
+   COUNTEREXAMPLE only with a concrete instance whose closed-loop run, from the task's layout, parts
+   from the expert's (one reading the shortest symbol path, or any instance searched), reported as
+   that run shows it; with none, INCONCLUSIVE (the symbol path may be one no grid draws).
    A finite graph whose edges land on their nodes' vectors bit for bit is a complete proof for that
    arithmetic: CERTIFIED (kind "exact").
 2. Otherwise clustered exploration (growing tol) and the region proof (`regions.py`). A proof over
@@ -34,7 +35,7 @@ from dfst.certify.diagnose import diagnose_norm, diagnose_regions
 from dfst.certify.gridproof import prove_unreachable
 from dfst.certify.lockstep import Disagreement, Graph, TooManyNodes, explore
 from dfst.certify.regions import RegionProof, prove_regions
-from dfst.certify.result import Result, counterexample_report
+from dfst.certify.result import Result, counterexample_report, departure_record
 from dfst.certify.search import MAX_PAIRS
 from dfst.grid.rollout import DfstWeights
 from dfst.tasks.base import Task
@@ -94,22 +95,25 @@ def certify(weights: DfstWeights, task: Task, *, agent: Transducer | None = None
 
 
 def _departure(task, agent, weights, found: Disagreement, rescale: bool, mode: str, start: float) -> Result:
-    """COUNTEREXAMPLE when a concrete instance shows the departure (one whose expert run reads the
-    path, or any instance searched on which the closed-loop runs part); INCONCLUSIVE when none
-    does: a disagreement that no grid run reaches is no counterexample, and it is not proved
-    unreachable either."""
+    """COUNTEREXAMPLE only with a concrete instance on whose closed-loop run, from the task's own
+    layout, the DFST parts from the expert (`counterexample_report`: the departure that run shows);
+    INCONCLUSIVE when no instance searched shows one: a departure at a start no layout was found to
+    reach is no counterexample, and it is not proved unreachable either."""
     proved = prove_unreachable(weights, agent, task, rescale)
     if not isinstance(proved, str):
         graph, reach = proved
         return Result("CERTIFIED", mode, _elapsed(start), graph=graph,
                       certificate=grid_certificate(graph, reach, weights, agent, mode, task.name))
     report = counterexample_report(task, agent, weights, found, rescale)
-    if report["instance"] is not None:
+    if report is not None:
         return Result("COUNTEREXAMPLE", mode, _elapsed(start), counterexample=report)
-    reason = ("the DFST departs from the expert on a symbol path that no instance searched reaches "
-              f"({MAX_PAIRS:,} small instances and the hard ones), and on none of them does the "
-              f"closed-loop run part from the expert's; not proved unreachable on the grid: {proved}")
-    return Result("INCONCLUSIVE", mode, _elapsed(start), diagnosis={"reason": reason, "departure": report})
+    departure = departure_record(agent, found)
+    reason = (f"no counterexample: no instance searched shows the lockstep's departure, reading "
+              f"{departure['path']} from the start, a start no layout searched reaches ({MAX_PAIRS:,} "
+              f"small instances and the hard ones; on none does the closed-loop run part from the "
+              f"expert's); it may be unreachable, or need a longer instance; not proved unreachable on "
+              f"the grid: {proved}")
+    return Result("INCONCLUSIVE", mode, _elapsed(start), diagnosis={"reason": reason, "departure": departure})
 
 
 def _explore(weights, agent, rescale, tol, max_nodes) -> Graph | Disagreement | None:

@@ -57,10 +57,12 @@ def instance_reading(task: Task, agent: Transducer, path: tuple[int, ...]) -> In
 
 
 def departing_instance(task: Task, agent: Transducer, weights: DfstWeights, rescale: bool,
-                       limit: int = MAX_PAIRS) -> Instance | None:
+                       limit: int = MAX_PAIRS,
+                       hard_lengths: tuple[int, ...] = (16, 64, 256)) -> Instance | None:
     """The first small instance on which the DFST's closed-loop run departs from the expert's (the
-    symbol path may need a grid no instance draws; this finds a departure the grid shows)."""
-    hard = (i for n in (16, 64, 256) for i in task.hard_instances(n))
+    symbol path may need a grid no instance draws; this finds a departure the grid shows), else the
+    first hard instance of `hard_lengths` digits that does."""
+    hard = (i for n in hard_lengths for i in task.hard_instances(n))
     for instance in itertools.chain(itertools.islice(small_instances(task), limit), hard):
         run = run_table(agent, task.layout(instance), task.max_steps(instance), record=True)
         if first_disagreement(weights, run.trace, rescale) is not None:
