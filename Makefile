@@ -19,9 +19,11 @@ $(STAMP): $(BIN)/python pyproject.toml constraints.txt
 demo: $(STAMP)
 	PATH="$(abspath $(BIN)):$$PATH" bash scripts/demo.sh
 
+# The suite on every core up to four (pytest-xdist); a test file stays on one worker, so a file's
+# module-scoped fixtures (one small training run shared by its tests) are computed once.
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks scripts
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --maxprocesses 4 --dist loadfile
 
 # Opt-in: the HTML report (dfst report --html) in headless Chromium, driven by Playwright: no console
 # error, the tables' numbers, the animation plays. Needs Chromium from the system's packages

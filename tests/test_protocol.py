@@ -187,6 +187,19 @@ def test_a_bad_predict_is_a_one_line_error(predict, fragment):
         score(predict, "add10", digits=(3,), random=2)
 
 
+def test_a_predict_that_fails_at_one_length_keeps_the_lengths_before_it():
+    from dfst.protocol.scorer import ScoringStopped
+
+    def fails_past_three_digits(pairs):
+        return python_sum(pairs) if max(len(a) for a, _ in pairs) <= 3 else [1] * len(pairs)
+
+    with pytest.raises(ScoringStopped, match="at 5 digits.*not a string") as stopped:
+        score(fails_past_three_digits, "add10", digits=(2, 3, 5), random=2)
+    kept = stopped.value.result
+    assert [lv["digits"] for lv in kept.levels] == [2, 3] and kept.robust_lg == 3
+    assert kept.details["stopped_by"] == "error"
+
+
 def test_bad_options_are_refused():
     for kwargs in ({"random": -1}, {"digits": ()}, {"seed": -1}, {"budget": 0}):
         with pytest.raises(DfstError):

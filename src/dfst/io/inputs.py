@@ -1,7 +1,7 @@
 """Every read of a user's file goes through here: bounded, non-blocking, one-line errors.
 
-(Over 400 lines on purpose: every bound on what dfst reads lives in this one module, so that a
-reviewer checks one file and no reader can skip a check.)
+(Every bound on what dfst reads lives here and in `dfst.io.raw`, the layer below it that reads
+bytes and parses JSON, so that a reviewer checks two files and no reader can skip a check.)
 
 A path on the command line can name anything: a FIFO (reading blocks forever), /dev/zero (never
 ends), a 2 GB file, JSON nested 100,000 deep (RecursionError), a zip bomb, a safetensors header
@@ -21,10 +21,6 @@ naming the file, before any real work or allocation:
 from __future__ import annotations
 
 import io
-import json
-import os
-import re
-import stat
 import zipfile
 import zlib
 from pathlib import Path
@@ -32,8 +28,6 @@ from pathlib import Path
 from dfst.errors import DfstError
 from dfst.io.limits import (
     CAPS,
-    MAX_JSON_CONTAINERS,
-    MAX_JSON_DEPTH,
     MAX_SAFETENSORS_HEADER,
     MAX_ZIP_MEMBERS,
     MAX_ZIP_RATIO,
@@ -41,20 +35,12 @@ from dfst.io.limits import (
     cap,
     human_bytes,
 )
+from dfst.io.raw import CHUNK, InputMissing, InvalidJson, over_cap, parse_json, read_unverified
+from dfst.io.recorded import check_read
 
-_CHUNK = 1 << 20
-_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")  # the only way a JSON text can hold a lone surrogate
-_FILE_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
-               (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-               (stat.S_ISSOCK, "a socket"))
-
-
-class InputMissing(DfstError):
-    """The path does not exist at all; callers with their own wording for that catch this."""
-
-
-class InvalidJson(DfstError):
-    """The bytes are not JSON dfst accepts (syntax, encoding, depth, size, NaN)."""
+__all__ = ["InputMissing", "InvalidJson", "parse_json", "read_bytes", "read_json", "read_json_file",
+           "read_json_if_exists", "read_text", "read_zip_members", "zip_members", "check_safetensors_header",
+           "load_safetensors_bytes"]
 
 
 # ---- files -------------------------------------------------------------------------------------
@@ -63,24 +49,8 @@ def read_bytes(path: str | Path, what: str, cap_name: str, *, verify: bool = Tru
     """All bytes of the regular file `path`, at most cap(cap_name); `what` names it in errors. With
     `verify`, a file of a dfst run or checkpoint must be what dfst wrote (`dfst.io.recorded`);
     `verify=False` is for reads that only decide whether a path is dfst's to replace."""
-    size = _check_regular(path, what)
-    limit = cap(cap_name)
-    if size > limit:
-        raise DfstError(_over_cap(path, what, size, cap_name))
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError as exc:
-        raise DfstError(f"cannot read {what} {path}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb", buffering=0) as f:
-        kind = _file_kind(os.fstat(fd).st_mode)  # it may have been swapped for a FIFO since the stat
-        if kind:
-            raise DfstError(f"{what} {path} is {kind}, not a regular file")
-        data = _read_at_most(f, limit + 1, path, what)
-    if len(data) > limit:
-        raise DfstError(_over_cap(path, what, len(data), cap_name) + " (it grew while being read)")
+    data = read_unverified(path, what, cap_name)
     if verify:
-        from dfst.io.recorded import check_read
-
         check_read(path, data)
     return data
 
@@ -91,51 +61,6 @@ def read_text(path: str | Path, what: str, cap_name: str) -> str:
         return read_bytes(path, what, cap_name).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DfstError(f"{what} {path} is not UTF-8 text (byte {exc.start})") from None
-
-
-def _check_regular(path: str | Path, what: str) -> int:
-    """st_size of `path` if it is a regular file (links followed); a DfstError otherwise."""
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        if os.path.lexists(path):
-            raise DfstError(f"{what} {path} is a symbolic link to {os.readlink(path)}, which does "
-                            "not exist") from None
-        raise InputMissing(f"{what} {path} does not exist") from None
-    except OSError as exc:
-        raise DfstError(f"cannot read {what} {path}: {exc.strerror}") from None
-    kind = _file_kind(st.st_mode)
-    if kind:
-        link = f" (a link to {os.readlink(path)})" if os.path.islink(path) else ""
-        raise DfstError(f"{what} {path}{link} is {kind}, not a regular file")
-    return st.st_size
-
-
-def _file_kind(mode: int) -> str | None:
-    """None for a regular file, else what it is, for the message."""
-    if stat.S_ISREG(mode):
-        return None
-    return next((name for test, name in _FILE_TYPES if test(mode)), "not a regular file")
-
-
-def _read_at_most(f: io.RawIOBase, n: int, path: str | Path, what: str) -> bytes:
-    chunks, total = [], 0
-    try:
-        while total < n:
-            chunk = f.read(min(_CHUNK, n - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-    except OSError as exc:
-        raise DfstError(f"cannot read {what} {path}: {exc.strerror}") from None
-    return b"".join(chunks)
-
-
-def _over_cap(path: str | Path, what: str, size: int, cap_name: str) -> str:
-    variable = CAPS[cap_name][0]
-    return (f"{what} {path} is {human_bytes(size)}, over the cap of {human_bytes(cap(cap_name))} "
-            f"(set {variable} to raise it)")
 
 
 # ---- JSON --------------------------------------------------------------------------------------
@@ -170,65 +95,6 @@ def read_json_file(path: str | Path, missing: str, invalid: str | None = None, *
         raise DfstError(invalid or str(exc)) from None
 
 
-def parse_json(raw: bytes | str, what: str, *, allow_nan: bool = False) -> object:
-    """Parse UTF-8 JSON text; `what` (the file, with its path) starts every error message.
-
-    NaN and Infinity are refused unless `allow_nan` (a run's metrics log holds NaN losses).
-    """
-    text = _decode(raw, what)
-    brackets = text.count("[") + text.count("{")  # an upper bound: brackets inside strings count too
-    if brackets > MAX_JSON_CONTAINERS:
-        raise InvalidJson(f"{what} holds more than {MAX_JSON_CONTAINERS:,} arrays and objects")
-    try:
-        data = json.loads(text, parse_constant=None if allow_nan else _refuse_constant)
-    except RecursionError:  # the C parser recurses once per level
-        raise InvalidJson(f"{what} nests deeper than {MAX_JSON_DEPTH} levels") from None
-    except ValueError as exc:  # JSONDecodeError, our NaN refusal, ints over 4,300 digits
-        raise InvalidJson(f"{what} is not valid JSON: {' '.join(str(exc).split())}") from None
-    if isinstance(data, (dict, list, str)):
-        _check_tree(data, what, surrogates=_SURROGATE.search(text) is not None)
-    return data
-
-
-def _decode(raw: bytes | str, what: str) -> str:
-    if isinstance(raw, str):
-        return raw
-    try:
-        return bytes(raw).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidJson(f"{what} is not valid JSON: not UTF-8 (byte {exc.start})") from None
-
-
-def _refuse_constant(name: str) -> None:
-    raise ValueError(f"{name} is not allowed here")
-
-
-def _check_tree(data: object, what: str, surrogates: bool) -> None:
-    """Depth at most MAX_JSON_DEPTH, without recursion; with `surrogates`, every string encodable."""
-    stack = [(data, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, str):
-            _check_string(node, what)
-            continue
-        if depth > MAX_JSON_DEPTH:
-            raise InvalidJson(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")
-        if isinstance(node, dict):
-            stack += [(key, depth) for key in node] if surrogates else ()
-            node = node.values()
-        for child in node:
-            if isinstance(child, (dict, list)) or (surrogates and isinstance(child, str)):
-                stack.append((child, depth + 1))
-
-
-def _check_string(s: str, what: str) -> None:
-    """A lone surrogate (from a "\\ud800" escape) parses, then breaks every print and write."""
-    try:
-        s.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidJson(f"{what} is not valid JSON: a string holds a lone surrogate escape") from None
-
-
 # ---- zip ---------------------------------------------------------------------------------------
 
 _ZIP_METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED}  # bzip2 and lzma inflate without a bound
@@ -250,7 +116,7 @@ def zip_members(raw: bytes, names: tuple[str, ...], what: str, path: str | Path)
     """`read_zip_members` on the bytes of a zip already in memory (`path`: where they were read, or
     are to be written: a writer checks its zip with the readers' own checks before writing it)."""
     if len(raw) > cap("dataset_bytes"):
-        raise DfstError(_over_cap(path, what, len(raw), "dataset_bytes"))
+        raise DfstError(over_cap(path, what, len(raw), "dataset_bytes"))
     budget = cap("dataset_inflated")
     members = {}
     try:
@@ -302,7 +168,7 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, budget: int, path: 
     _check_declared(info, budget, where)
     chunks, total = [], 0
     with zf.open(info) as f:
-        while chunk := f.read(_CHUNK):
+        while chunk := f.read(CHUNK):
             total += len(chunk)
             if total > budget:
                 raise DfstError(_inflated_message(where, total, budget))

@@ -30,6 +30,7 @@ from pathlib import Path
 from dfst import __version__
 from dfst.errors import DfstError
 from dfst.io.locks import acquire, release, remove_if_unheld
+from dfst.io.raw import file_kind
 
 # Carried inside every non-JSON file dfst writes (PNG/PDF/SVG metadata, a DOT comment).
 MARKER = "written by dfst"
@@ -44,22 +45,6 @@ def marker_text() -> str:
 def plot_metadata(suffix: str) -> dict:
     """matplotlib `savefig(metadata=...)` that puts the marker into a PNG, SVG or PDF."""
     return {"Software": marker_text()} if suffix == ".png" else {"Creator": marker_text()}
-
-
-def file_kind(path: Path) -> str | None:
-    """'missing', 'file', or what else is at `path` (the link itself, never its target)."""
-    try:
-        mode = os.lstat(path).st_mode
-    except FileNotFoundError:
-        return "missing"
-    except NotADirectoryError:
-        return "missing"  # a parent is a file: reported by the parent check
-    for test, name in ((stat.S_ISREG, "file"), (stat.S_ISLNK, "symbolic link"), (stat.S_ISDIR, "directory"),
-                       (stat.S_ISFIFO, "FIFO"), (stat.S_ISCHR, "character device"),
-                       (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket")):
-        if test(mode):
-            return name
-    return "special file"
 
 
 def refuse_special(path: Path, what: str = "output path") -> None:

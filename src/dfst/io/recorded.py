@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 from dfst.errors import DfstError
+from dfst.io.raw import InputMissing, InvalidJson, file_kind, parse_json, read_unverified
 
 MANIFEST_FILE, MANIFEST_KEY = "manifest.json", "manifest"
 MANIFEST_FORMAT = "dfst-run-manifest"
@@ -74,8 +75,6 @@ def check_recorded_files(directory: str | Path) -> None:
     reader of a run or a checkpoint takes it whole or not at all (a changed agent.json beside the
     weights, or summary.json beside the model, is still a changed run). No manifest: the rules of
     `check_read` for DIR/config.json (refused where one was written, else one warning)."""
-    from dfst.io.inputs import InputMissing, read_bytes
-
     directory = Path(directory)
     files = _listed_for(directory.absolute())
     if files is None:
@@ -84,7 +83,7 @@ def check_recorded_files(directory: str | Path) -> None:
     for rel, entry in sorted(files.items()):
         path = directory / rel
         try:
-            read_bytes(path, "recorded file", _CAPS.get(path.suffix, "json_bytes"))
+            check_read(path, read_unverified(path, "recorded file", _CAPS.get(path.suffix, "json_bytes")))
         except InputMissing:
             if not (isinstance(entry, dict) and "previous" in entry and entry["previous"] is None):
                 raise NotAsWritten(f"{path}: gone since dfst wrote it (listed in "
@@ -122,14 +121,11 @@ def _shown(path: Path, directory: Path) -> str:
 def dfst_manifest(directory: Path) -> dict | None:
     """The files DIR/manifest.json lists; None where there is none, or another program's beside no
     run or checkpoint of dfst's. A damaged manifest of a dfst run or checkpoint is a NotAsWritten."""
-    from dfst.io.inputs import InvalidJson, read_json
-    from dfst.io.outputs import file_kind
-
     path = directory / MANIFEST_FILE
     if file_kind(path) == "missing":
         return None
     try:
-        data = read_json(path, "manifest", verify=False)
+        data = _read_json(path, "manifest")
     except InvalidJson:
         data = None
     files = data.get("files") if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT else None
@@ -143,19 +139,21 @@ def dfst_manifest(directory: Path) -> dict | None:
 
 def owner_of(directory: Path) -> tuple[str, dict] | None:
     """("run" or "checkpoint", its config) when DIR/config.json is one of dfst's, else None."""
-    from dfst.io.inputs import read_json
-    from dfst.io.outputs import file_kind
-
     config = directory / "config.json"
     if file_kind(config) != "file":
         return None
     try:
-        data = read_json(config, "config", verify=False)
+        data = _read_json(config, "config")
     except DfstError:
         return None
     if not isinstance(data, dict) or data.get("format") not in OWNER_FORMATS:
         return None
     return OWNER_FORMATS[data["format"]], data
+
+
+def _read_json(path: Path, what: str) -> object:
+    """A manifest or config as JSON, read as every file is but not checked (it is what checks)."""
+    return parse_json(read_unverified(path, what, "json_bytes"), f"{what} {path}")
 
 
 def _check_unrecorded(path: Path, directory: Path) -> None:

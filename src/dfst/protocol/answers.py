@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from dfst.errors import DfstError
-from dfst.io.inputs import InputMissing, _check_regular
+from dfst.io.raw import InputMissing, check_regular
 from dfst.protocol.instances import Request
 from dfst.protocol.replies import parse_reply
 
@@ -24,7 +24,7 @@ class AnswersFile:
     def __init__(self, path: str | Path, max_line: int) -> None:
         self.path, self.max_line = Path(path), max_line
         try:
-            _check_regular(self.path, "answers file")  # never a FIFO or a device
+            check_regular(self.path, "answers file")  # never a FIFO or a device
         except InputMissing:
             raise DfstError(f"answers file {self.path} does not exist") from None
         self.offsets: dict[int, int] = {}
@@ -77,7 +77,7 @@ class AnswersFile:
 def file_sha256(path: str | Path, what: str) -> str:
     """The SHA-256 of a regular file, read in chunks (an instance set's hash is its file's)."""
     try:
-        _check_regular(path, what)
+        check_regular(path, what)
         digest = hashlib.sha256()
         with open(path, "rb") as f:
             while chunk := f.read(1 << 20):

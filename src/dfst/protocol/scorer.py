@@ -40,14 +40,27 @@ def score(predict: Predict, task: Task | str, digits: Sequence[int] = (10, 100, 
     """Score `predict` (operand pairs -> answer strings, None for no answer) on `task` (a Task or a
     registered name) under the protocol; `predict` gets at most `batch` pairs at a time.
     `after_level(levels so far)` is called after each length; True stops there (dfst's baselines
-    stop after a length with no exact answer, and save what they have as they go)."""
+    stop after a length with no exact answer, and save what they have as they go). A length that
+    ends in an error (a bad answer from `predict`) raises ScoringStopped, whose `result` keeps the
+    lengths scored before it."""
     task = get_task(task) if isinstance(task, str) else task
     cfg = EvalConfig(tuple(digits), random, hard, seed, until_fail=until_fail, max_digits=max_digits,
                      time_budget=budget)
     if batch < 1:
         raise DfstError(f"batch must be >= 1, got {batch}")
-    return score_with(batched(predict, batch), task, cfg, system=system, on_progress=on_progress,
-                      after_level=after_level)
+    result = score_with(batched(predict, batch), task, cfg, system=system, on_progress=on_progress,
+                        after_level=after_level)
+    if "error" in result.details:
+        raise ScoringStopped(result)
+    return result
+
+
+class ScoringStopped(DfstError):
+    """A length ended in an error; `result` holds the lengths scored before it."""
+
+    def __init__(self, result: Result):
+        super().__init__(result.details["error"])
+        self.result = result
 
 
 def batched(predict: Predict, batch: int) -> Answerer:

@@ -67,8 +67,8 @@ def agent_task(task: Task, agent: Transducer, source: str) -> AgentTask:
     if agent.final not in reachable:
         raise DfstError(f"agent {agent.name!r} ({source}): no rule reaches the final state "
                         f"{agent.final!r}, so it never halts")
-    idle = [q for q in agent.states if q in reachable and q != agent.final
-            and not any(s == q for s, _ in agent.rules)]
+    ruled = {s for s, _ in agent.rules}  # a set: a scan of the rules per state was quadratic
+    idle = [q for q in agent.states if q in reachable and q != agent.final and q not in ruled]
     if idle:
         raise DfstError(f"agent {agent.name!r} ({source}): state {idle[0]!r} has no rules "
                         f"(a run that enters it stops there)")
