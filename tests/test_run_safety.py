@@ -16,7 +16,9 @@ import pytest
 
 from cli_helpers import TRAIN_ADD2, assert_one_line_error, hold_in_subprocess, run, run_json, run_verdict_json
 
-QUICK = ("--iters", "6", "--restarts", "1", "--eval-every", "0", "--samples", "4", "--max-digits", "2")
+# d fixed: these tests are about files, and a run that grows d trains up to five times
+QUICK = ("--iters", "6", "--restarts", "1", "--eval-every", "0", "--samples", "4", "--max-digits", "2",
+         "--d", "4")
 ROUNDS = ("--until-certified", "--max-rounds", "1", *QUICK)
 
 
