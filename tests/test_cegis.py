@@ -12,7 +12,8 @@ from dfst.train.cegis import with_instance
 
 def test_rounds_add_counterexamples_until_certified_or_stuck(capsys, tmp_path):
     report = run_verdict_json(capsys, "train", "add2", "--iters", "40", "--restarts", "2", "--eval-every",
-                              "0", "--until-certified", "--max-rounds", "3", "--out", tmp_path / "cg")
+                              "0", "--d", "6",  # one size of d: a round trains once, not once per size
+                              "--until-certified", "--max-rounds", "3", "--out", tmp_path / "cg")
     rounds = report["rounds"]
     assert rounds[0]["samples"] == 20 and 1 <= len(rounds) <= 3
     for before, after in zip(rounds, rounds[1:]):  # every further round has one more instance

@@ -52,7 +52,8 @@ def test_progress_reports_training_then_each_model_of_the_seed(tmp_path):
 
     seen = []
     reproduce({"add2": [0]}, tmp_path / "runs", tmp_path / "results", time_budget=5, certify=False,
-              overrides={"iters": 20, "restarts": 1, "d": 6}, progress=lambda *got: seen.append(got))
+              overrides={"iters": 20, "restarts": 1, "d": 6, "finetune_centres": 20},  # a short phase
+              progress=lambda *got: seen.append(got))
     assert {label for label, _ in seen} == {"add2 seed 0"}
     iterations = [r["iteration"] for _, r in seen if "iteration" in r and "phase" not in r]
     assert iterations == list(range(1, 21))

@@ -16,7 +16,9 @@ import pytest
 
 from cli_helpers import TRAIN_ADD2, assert_one_line_error, hold_in_subprocess, run, run_json, run_verdict_json
 
-QUICK = ("--iters", "6", "--restarts", "1", "--eval-every", "0", "--samples", "4", "--max-digits", "2")
+# d fixed: these tests are about files, and a run that grows d trains up to five times
+QUICK = ("--iters", "6", "--restarts", "1", "--eval-every", "0", "--samples", "4", "--max-digits", "2",
+         "--d", "4")
 ROUNDS = ("--until-certified", "--max-rounds", "1", *QUICK)
 
 
@@ -458,13 +460,16 @@ def test_json_output_is_json_only(capsys, tmp_path):
 
 # ----------------------------------------------------------------------------- kill -9
 
-# long enough that a kill 0.3 s after the first checkpoint lands mid-run (400 fused iterations of
-# this run end in a fraction of a second, and the kill then found the run finished)
-TRAIN_ITERS = 4000
-TRAIN = (*TRAIN_ADD2, "--samples", "4", "--max-digits", "2", "--iters", str(TRAIN_ITERS), "--restarts", "1",
-         "--eval-every", "0", "--checkpoint-every", "50")
-REPRODUCE = ("reproduce", "--tasks", "add2:1", "--iters", "200", "--restarts", "1", "--no-certify",
-             "--time-budget", "2")
+# d fixed (growth's resume is test_train's test_a_run_that_grows_d_resumes_bit_identically) and a
+# checkpoint every 10 iterations, so a kill often lands on a write; long enough that
+# the mid-run kill, a third of the way in, leaves hundreds of iterations to resume
+TRAIN_ITERS = 300
+TRAIN = (*TRAIN_ADD2, "--samples", "4", "--max-digits", "2", "--d", "5", "--iters", str(TRAIN_ITERS),
+         "--restarts", "1", "--eval-every", "0", "--checkpoint-every", "10", "--log-every", "10")
+# no fine-tuning phase (on so short a run, up to a minute of L-BFGS; a kill lands in training or among
+# the result files either way): the systems are DFST and DFST (extracted)
+REPRODUCE = ("reproduce", "--tasks", "add2:1", "--iters", "60", "--restarts", "1", "--no-finetune",
+             "--no-certify", "--time-budget", "2")
 
 
 def start(*argv) -> subprocess.Popen:
@@ -473,15 +478,24 @@ def start(*argv) -> subprocess.Popen:
                             stderr=subprocess.PIPE)
 
 
-def kill_when(proc: subprocess.Popen, path: Path, delay: float) -> None:
-    """SIGKILL `proc` `delay` seconds after `path` appears (it has started writing)."""
+def kill_when(proc: subprocess.Popen, ready, delay: float = 0.0) -> None:
+    """SIGKILL `proc` `delay` seconds after `ready()` (a path appeared, or the run got so far)."""
     deadline = time.monotonic() + 60
-    while not path.exists() and proc.poll() is None and time.monotonic() < deadline:
+    while not ready() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.002)
     time.sleep(delay)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()
+
+
+def logged_past(out: Path, iteration: int):
+    """Whether the metrics log of the run `out` has reached `iteration` (its last whole line)."""
+    def ready() -> bool:
+        lines = (out / "metrics.jsonl").read_text().splitlines() if (out / "metrics.jsonl").exists() else []
+        whole = [line for line in lines if line.endswith("}")]
+        return bool(whole) and json.loads(whole[-1]).get("iteration", 0) >= iteration
+    return ready
 
 
 def assert_whole_run(out: Path) -> None:
@@ -502,31 +516,42 @@ def assert_whole_run(out: Path) -> None:
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")] or not finished
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.3])
-def test_train_killed_at_any_moment_leaves_whole_files_and_resumes_to_the_same_weights(capsys, tmp_path,
-                                                                                       delay):
+@pytest.fixture(scope="module")
+def whole_train_run(tmp_path_factory) -> Path:
+    """TRAIN, never interrupted: the weights every killed and resumed run must end on."""
+    from dfst.cli import main
+
+    out = tmp_path_factory.mktemp("whole") / "run"
+    assert main([*TRAIN, "--out", str(out), "--json"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("moment", ["first checkpoint", "mid-run"])
+def test_train_killed_at_any_moment_leaves_whole_files_and_resumes_to_the_same_weights(
+        capsys, tmp_path, moment, whole_train_run):
     from safetensors.torch import load_file
 
     killed = tmp_path / "killed"
-    kill_when(start(*TRAIN, "--out", killed), killed / "train_state.safetensors", delay)
+    ready = ((killed / "train_state.safetensors").exists if moment == "first checkpoint"
+             else logged_past(killed, TRAIN_ITERS // 3))
+    kill_when(start(*TRAIN, "--out", killed), ready)
     assert_whole_run(killed)
-    run_json(capsys, *TRAIN, "--out", killed)
-    run_json(capsys, *TRAIN, "--out", tmp_path / "whole")
+    resumed = run_json(capsys, *TRAIN, "--out", killed)
+    assert resumed["resumed_from"] and resumed["iterations"] == TRAIN_ITERS  # the kill landed mid-run
     assert_whole_run(killed)
-    got, want = (load_file(d / "model" / "model.safetensors") for d in (killed, tmp_path / "whole"))
+    got, want = (load_file(d / "model" / "model.safetensors") for d in (killed, whole_train_run))
     assert got.keys() == want.keys() and all((got[k] == want[k]).all() for k in got)
 
 
 @pytest.mark.parametrize("wait_for", ["R/add2/s0/train_state.safetensors", "S/add2-s0.json"])
 def test_reproduce_killed_leaves_whole_results_and_a_rerun_completes(capsys, tmp_path, wait_for):
     where = ("--runs", tmp_path / "R", "--results", tmp_path / "S")
-    kill_when(start(*REPRODUCE, *where), tmp_path / wait_for, 0.0)
+    kill_when(start(*REPRODUCE, *where), (tmp_path / wait_for).exists)
     for path in (tmp_path / "S").glob("*.json"):
-        assert json.loads(path.read_text())["key"]["train"]["iters"] == 200
+        assert json.loads(path.read_text())["key"]["train"]["iters"] == 60
     rows = run_json(capsys, *REPRODUCE, *where)
-    assert {r["system"] for r in rows} == {"DFST", "DFST (before fine-tuning)", "DFST (extracted)"}
-    assert sorted(p.name for p in (tmp_path / "S").iterdir()) == ["add2-extracted-s0.json", "add2-s0.json",
-                                                                  "add2-trained-s0.json"]
+    assert {r["system"] for r in rows} == {"DFST", "DFST (extracted)"}
+    assert sorted(p.name for p in (tmp_path / "S").iterdir()) == ["add2-extracted-s0.json", "add2-s0.json"]
 
 
 def test_a_kill_while_the_final_checkpoint_is_written_still_resumes(tmp_path):
