@@ -88,8 +88,9 @@ def test_rewired_add2_gives_a_counterexample_that_fails_closed_loop():
 
 
 # add10 is slow: a rewiring's departure is really reachable, so the grid proof tries every abstraction
-# before it gives up, up to 15 s each on add10 (add2 takes the same path in about one second), and
-# 15 random ones took from 4 to 75 s. The default suite keeps add2's random rewirings and one of add10's.
+# before it gives up: 17 s for one add10 rewiring on the loaded machine (add2 takes the same path in
+# about a second), and 15 random ones of both tasks took from 4 to 75 s. The default suite keeps
+# add2's random rewirings and one fixed add10 rewiring (test_a_rewired_add10_rule_gives_a_counterexample).
 @pytest.mark.parametrize("name", ["add2", pytest.param("add10", marks=pytest.mark.slow)])
 @settings(max_examples=15, deadline=None)
 @given(data=st.data())
