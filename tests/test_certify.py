@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dfst.automata import make_transducer, transducer_from_dict
-from dfst.certify import certify, check_certificate
+from dfst.certify import certify, check_certificate, search
 from dfst.certify.search import confirm
 from dfst.extract import extract
 from dfst.grid.rollout import DfstWeights, _run_dfst, engine_step, run_table
@@ -87,22 +87,53 @@ def test_rewired_add2_gives_a_counterexample_that_fails_closed_loop():
     assert not confirm(ADD2, w, Instance(inst["a"], inst["b"]), False).exact
 
 
+# add10 is slow: a rewiring's departure is really reachable, so the grid proof tries every abstraction
+# before it gives up: 17 s for one add10 rewiring on the loaded machine (add2 takes the same path in
+# about a second), and 15 random ones of both tasks took from 4 to 75 s. The default suite keeps
+# add2's random rewirings and one fixed add10 rewiring (test_a_rewired_add10_rule_gives_a_counterexample).
+@pytest.mark.parametrize("name", ["add2", pytest.param("add10", marks=pytest.mark.slow)])
 @settings(max_examples=15, deadline=None)
-@given(st.data())
-def test_random_rewirings_are_always_caught(data):
-    task = TASKS[data.draw(st.sampled_from(["add2", "add10"]))]
+@given(data=st.data())
+def test_random_rewirings_are_always_caught(name, data):
+    task = TASKS[name]
     key = data.draw(st.sampled_from(sorted(task.agent.rules)))
     rule = task.agent.rules[key]
     write = data.draw(st.sampled_from([s for s in task.alphabet if s != rule.write]))
     w = weights_of(rewired(task.agent, key, write=write))
-    assert certify(w, task).verdict == "COUNTEREXAMPLE"
+    # most rewirings' symbol paths are read by no small instance: the search for one would scan all
+    # 20,000 (most of this test's time) before the closed-loop search finds the departure. A smaller
+    # budget can only make a COUNTEREXAMPLE harder to find, never a verdict of CERTIFIED easier.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(search, "MAX_PAIRS", 500)
+        assert certify(w, task).verdict == "COUNTEREXAMPLE"
 
 
-def test_leaking_carry_loop_is_never_certified():
+def leaking_add2() -> DfstWeights:
     A, B, C, h0 = compile_agent(ADD2.agent).numpy_weights()
     q, x = ADD2.agent.states.index("carry"), ADD2.alphabet.index("1")
     A[x, ADD2.agent.states.index("add1"), q] = 1e-3  # mass leaks out of the carry loop every step
-    w = DfstWeights.of(A, B, C, h0)
+    return DfstWeights.of(A, B, C, h0)
+
+
+@pytest.mark.parametrize("rescale", [False, True])
+def test_leaking_carry_loop_is_never_certified(rescale, monkeypatch):
+    """The lockstep finds the departure (after a carry chain of 1,001) and the grid proof refuses it:
+    the verdict is settled before the search for an instance showing it, which is made to come back
+    empty here (that search, 20,000 small instances and hard ones up to 2,000 digits, finds none for
+    this model: the full run is the slow test below)."""
+    import dfst.certify.result as result_module
+
+    searched = []
+    monkeypatch.setattr(result_module, "instance_reading", lambda *args: searched.append(args))  # None
+    monkeypatch.setattr(result_module, "departing_instance", lambda *args: None)
+    result = certify(leaking_add2(), ADD2, rescale=rescale)
+    assert result.verdict != "CERTIFIED" and result.certificate is None
+    assert searched  # it got as far as the departure, and the grid proof did not close it
+
+
+@pytest.mark.slow
+def test_leaking_carry_loop_is_never_certified_with_the_full_instance_search():
+    w = leaking_add2()
     for rescale in (False, True):
         assert certify(w, ADD2, rescale=rescale).verdict != "CERTIFIED"
 
@@ -141,6 +172,14 @@ def test_engine_step_is_the_engine_bit_for_bit():
             mine = engine_step(w, mine, x, rescale).h
             _, _, r, c = _run_dfst(w.Wt, cells, r, c, h, t, t + 1, rescale, out)
             assert np.array_equal(mine, h)
+
+
+def test_a_rewired_add10_rule_gives_a_counterexample():
+    """One of add10's rewirings in the default suite (the random ones are slow): 3 + 0 writes 4."""
+    add10 = TASKS["add10"]
+    result = certify(weights_of(rewired(add10.agent, ("sum3", "0"), write="4")), add10)
+    assert result.verdict == "COUNTEREXAMPLE"
+    assert result.counterexample["instance"]["closed_loop_exact"] is False
 
 
 # derandomized: the suite picks the same examples on every run. At +-1e-4 some seeds' mult2 weights

@@ -3,7 +3,10 @@ on a local Ray bound to 127.0.0.1, a failing cell retried once and reported with
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
+import json
 import os
 import re
 import shutil
@@ -49,8 +52,24 @@ def weights(runs: Path) -> dict[str, str]:
             for p in sorted(runs.rglob("s*/model/model.safetensors"))}
 
 
-def test_a_serial_sweep_runs_every_cell_and_a_second_run_skips_them_all(capsys, tmp_path):
-    report = sweep(capsys, tmp_path, "serial")
+@pytest.fixture(scope="module")
+def serial_sweep(tmp_path_factory) -> tuple[Path, dict]:
+    """The tiny sweep run serially once for the module: (the directory holding its spec, `serial` and
+    `serial-runs`, the run's JSON report). A test that sweeps into it again works on a copy."""
+    from dfst.cli import main
+
+    root = tmp_path_factory.mktemp("sweep")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(["sweep", str(write_spec(root)), "--results", str(root / "serial"),
+                     "--runs", str(root / "serial-runs"), "--json"])
+    assert code == 0
+    return root, json.loads(printed.getvalue())
+
+
+def test_a_serial_sweep_runs_every_cell_and_a_second_run_skips_them_all(capsys, tmp_path, serial_sweep):
+    shutil.copytree(serial_sweep[0], tmp_path, dirs_exist_ok=True)
+    report = serial_sweep[1]
     assert (report["cells"], report["skipped"], report["failed"]) == (4, 0, [])
     rows = report["rows"]
     assert {(r["options"]["noise"], r["system"]) for r in rows} == {
@@ -65,11 +84,11 @@ def test_a_serial_sweep_runs_every_cell_and_a_second_run_skips_them_all(capsys, 
 
 
 @needs_ray
-def test_the_ray_executor_gives_the_serial_weights_and_skips_what_is_stored(capsys, tmp_path):
-    serial = sweep(capsys, tmp_path, "serial")
+def test_the_ray_executor_gives_the_serial_weights_and_skips_what_is_stored(capsys, tmp_path, serial_sweep):
+    root, serial = serial_sweep
     on_ray = sweep(capsys, tmp_path, "ray", "--executor", "ray", "--workers", "2")
     assert on_ray["executor"] == "ray" and on_ray["failed"] == []
-    assert weights(tmp_path / "ray-runs") == weights(tmp_path / "serial-runs")
+    assert weights(tmp_path / "ray-runs") == weights(root / "serial-runs")
     figures = ("system", "options", "seeds", "robust_lg_median", "probabilistic_lg_median", "successes")
     assert [{k: r[k] for k in figures} for r in on_ray["rows"]] == [{k: r[k] for k in figures}
                                                                      for r in serial["rows"]]
@@ -174,6 +193,10 @@ def test_an_unknown_executor_is_refused(capsys, tmp_path):
     assert_one_line_error(code, err, "unknown executor 'slurm'")
 
 
+# slow: a second Ray start-up for the path the sweep test above takes (reproduce and sweep both run
+# `dfst.studies.cells.run_cell` over Cells through `run_cells`); reproduce's own executor path is
+# test_reproduce_through_cells_reports_a_failed_seed_and_tabulates_the_others
+@pytest.mark.slow
 @needs_ray
 def test_reproduce_on_ray_stores_what_the_serial_reproduce_stores(capsys, tmp_path):
     args = ("reproduce", "--tasks", "add2:0-1", "--iters", "10", "--restarts", "1", "--no-finetune",
