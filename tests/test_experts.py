@@ -17,6 +17,7 @@ from dfst.grid.rollout import run_table
 from dfst.grid.world import Outcome, run_agent
 from dfst.tasks import TASKS, Instance, Task
 from dfst.tasks.arith import exact_answer
+from task_samples import hard_cases
 
 ARITHMETIC = ["add2", "add10", "mult2", "mult10"]
 ADD_TASKS = [name for name in ARITHMETIC if TASKS[name].operation == "add"]
@@ -101,28 +102,12 @@ def test_every_hard_instance_is_solved(name):
             assert solve(task, instance) == reference_answer(task, instance.a, instance.b), (n, instance)
 
 
-def within_steps(task: Task, instances: list[Instance], budget: int, seed: int) -> list[Instance]:
-    """The instances, or a seeded sample of them whose step bounds add up to at most `budget`: the
-    reference simulator takes about 5 us a step in Python, and by their bounds div10x1's hard sets at
-    1..6 digits are 15 million steps and mult10x1's 5.7 million; no other task's passes 100,000 a length."""
-    if sum(task.max_steps(i) for i in instances) <= budget:
-        return instances
-    order = random.Random(seed).sample(instances, len(instances))
-    sample, spent = [], 0
-    for instance in order:
-        spent += task.max_steps(instance)
-        if spent > budget:
-            return sample
-        sample.append(instance)
-    return sample
-
-
 @pytest.mark.parametrize("name", TASKS)
 def test_reference_simulator_agrees(name):
     """The two simulators on the hard sets at 1..6 digits (a sample of each where it is large: every
     hard instance's answer is checked with the table engine in `test_every_hard_instance_is_solved`)."""
     task = TASKS[name]
-    cases = [i for n in range(1, 7) for i in within_steps(task, task.hard_instances(n), 100_000, seed=n)]
+    cases = hard_cases(task, range(1, 7))
     cases += task.random_instances(5, 3, seed=1) + task.random_instances(7, 2, seed=2, m=3)
     for instance in cases:
         layout = task.layout(instance)
