@@ -45,7 +45,12 @@ def test_the_step_bound_is_the_costliest_column():
 
 @pytest.mark.parametrize("n", [2, 3, 7])
 def test_the_hard_set_reads_every_rule(n):
-    assert _used(TASK.hard_instances(n)) == set(TASK.agent.rules)
+    seen = set()
+    for instance in TASK.hard_instances(n):
+        seen |= _used([instance])
+        if seen == set(TASK.agent.rules):
+            break  # every rule read: the instances left cannot change the verdict
+    assert seen == set(TASK.agent.rules)
 
 
 def test_the_hard_set_leaves_every_remainder_under_every_last_quotient_digit():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import numpy as np
@@ -19,13 +20,20 @@ from dfst.tasks import TASKS
 SAMPLES = {"add2": 20, "add10": 225, "mult2": 40, "mult10": 150}
 
 
+@functools.cache
+def covering(name: str, samples: int, max_digits: int):
+    """cover_dataset(task, samples, max_digits, seed 0), built once per module: its rule cover searches
+    a pool of a thousand runs (2 s), and the datasets are only read."""
+    return cover_dataset(TASKS[name], samples, max_digits, 0)
+
+
 @pytest.mark.parametrize("method", ["merge", "cluster", "lockstep"])
 @pytest.mark.parametrize("name", list(SAMPLES))
 def test_round_trip_agent_compile_extract(name, method):
     """Covering PTOs (every expert rule shown) give back the expert, state for state, by every method
     that reads the model."""
     task = TASKS[name]
-    data = cover_dataset(task, SAMPLES[name], 3, 0)
+    data = covering(name, SAMPLES[name], 3)
     found = extract(compile_agent(task.agent, task=name), data, method)
     assert found.method == method
     assert (found.agent.d, found.pairs) == (task.agent.d, len(task.agent.rules))
@@ -34,14 +42,14 @@ def test_round_trip_agent_compile_extract(name, method):
 
 def test_rpni_learns_from_the_ptos_alone():
     task = TASKS["add2"]
-    found = extract(None, cover_dataset(task, 40, 3, 0), "rpni", task="add2")
+    found = extract(None, covering("add2", 40, 3), "rpni", task="add2")
     assert found.method == "rpni" and found.radius is None
     _assert_behaves_like(task, found.agent)
 
 
 def test_every_form_of_a_model_gives_the_same_automaton():
     task = TASKS["add2"]
-    model, data = compile_agent(task.agent, task="add2"), cover_dataset(task, 20, 3, 0)
+    model, data = compile_agent(task.agent, task="add2"), covering("add2", 20, 3)
     traces = [data.trace(i) for i in range(data.samples)]
     forms = [model, model.numpy_weights(), DfstWeights.of(*model.numpy_weights())]
     agents = [extract(form, traces, task="add2").agent.to_dict() for form in forms]
@@ -50,7 +58,7 @@ def test_every_form_of_a_model_gives_the_same_automaton():
 
 def test_bad_requests_are_one_line_errors():
     task = TASKS["add2"]
-    model, data = compile_agent(task.agent, task="add2"), cover_dataset(task, 5, 2, 0)
+    model, data = compile_agent(task.agent, task="add2"), covering("add2", 5, 2)
     with pytest.raises(DfstError, match="unknown extraction method 'nope'"):
         extract(model, data, "nope")
     with pytest.raises(DfstError, match="reads PTOs"):
@@ -71,7 +79,7 @@ def test_a_registered_method_is_called_with_the_weights_traces_and_reference(mon
 
     monkeypatch.setattr("dfst.extract.METHODS", dict(METHODS))
     register_method("expert", first_rules)
-    found = extract(compile_agent(task.agent), cover_dataset(task, 5, 2, 0), "expert", task="add2", note=1)
+    found = extract(compile_agent(task.agent), covering("add2", 5, 2), "expert", task="add2", note=1)
     assert found.agent is task.agent and seen == {"k": 3, "traces": 5, "note": 1}
     with pytest.raises(DfstError, match="exists already"):
         register_method("expert", first_rules)
@@ -92,7 +100,7 @@ def test_states_of_a_growing_model_stay_finite_on_long_ptos():
     """A model whose |h| grows 1024x a step leaves float64's range (2^1024) after 103 steps; its
     scaled states are still exactly those of the model that does not grow."""
     task = TASKS["mult2"]
-    data = cover_dataset(task, 3, 6, 0)
+    data = covering("mult2", 3, 6)
     assert max(len(data.trace(i)) for i in range(data.samples)) > 110
     A, B, C, h0 = compile_agent(task.agent).numpy_weights()
     traces = [data.trace(i) for i in range(data.samples)]
@@ -108,7 +116,7 @@ def test_a_model_with_one_state_has_no_conflict_free_automaton():
     weights = (A, np.zeros((k, k, d), np.float32), np.zeros((k, 5, d), np.float32), np.eye(d)[0])
     for method in ("merge", "cluster"):
         with pytest.raises(DfstError, match="conflict-free"):
-            extract(weights, cover_dataset(task, 10, 2, 0), method, task="add2")
+            extract(weights, covering("add2", 5, 2), method, task="add2")
 
 
 def test_extract_command_writes_an_evaluable_checkpoint(capsys, tmp_path):

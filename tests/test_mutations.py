@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 from dataclasses import replace
 
+import pytest
+
 from cli_helpers import assert_one_line_error, run, run_json
 from dfst.studies.mutations import Mutant, judge, kills, mutants, protocol_kill, search_instances
 from dfst.tasks import TASKS
@@ -72,21 +74,29 @@ def test_the_overturned_tie_runs_kill_the_experts_the_near_ties_found():
     assert [protocol_kill(task, agent) for agent in missed] == [3] * 20
 
 
+@pytest.mark.slow
 def test_the_add2_protocol_kills_every_killable_mutant(capsys):
+    """The bench's figure on add2 (258 mutants, 15 s); the default suite has the same accounting on
+    parity2 below."""
     report = run_json(capsys, "bench", "mutations", "add2")
     assert report["mutants"] == 258 and report["blind spot"] == 0 and report["score"] == 1.0
     assert report["killed"] + report["equivalent"] + report["unknown"] == 258
     assert all(s["status"] != "killed" for s in report["survivors"])
 
 
-def test_workers_give_the_same_verdicts_as_one_process():
+def test_workers_give_the_same_verdicts_as_one_process(capsys):
+    """parity2's bench from the CLI in one process equals its report from two workers, and the
+    protocol kills every killable mutant of it."""
     from dfst.studies.mutations import mutation_report
 
     task = TASKS["parity2"]
-    alone, side_by_side = mutation_report(task), mutation_report(task, workers=2)
+    alone, side_by_side = run_json(capsys, "bench", "mutations", "parity2"), mutation_report(task, workers=2)
     for report in (alone, side_by_side):
         report.pop("cpu_seconds"), report.pop("workers")
     assert alone == side_by_side and alone["mutants"] == len(mutants(task.agent))
+    assert alone["blind spot"] == 0 and alone["score"] == 1.0 and alone["killed"] > 0
+    assert alone["killed"] + alone["equivalent"] + alone["unknown"] == alone["mutants"]
+    assert all(s["status"] != "killed" for s in alone["survivors"])
 
 
 def test_workers_below_one_is_refused(capsys):

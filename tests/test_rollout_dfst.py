@@ -19,6 +19,7 @@ from dfst.grid.world import Outcome, run_agent
 from dfst.model.compile import compile_agent
 from dfst.studies.bench import dense_expert
 from dfst.tasks import TASKS, Instance
+from task_samples import hard_cases
 
 STOP = MOVE_INDEX["S"]
 
@@ -29,9 +30,10 @@ def expert_weights(name: str) -> DfstWeights:
 
 
 def task_cases(name: str) -> list[Instance]:
-    """The hard set at 1..5 digits, seeded random pairs, and a few of unequal lengths."""
+    """The hard set at 1..5 digits (sampled where it is large: div10x1, mult10x1), seeded random
+    pairs, and a few of unequal lengths."""
     task = TASKS[name]
-    cases = [inst for n in range(1, 6) for inst in task.hard_instances(n)]
+    cases = hard_cases(task, range(1, 6))
     return cases + task.random_instances(6, 3, seed=21) + task.random_instances(2, 2, seed=22, m=5)
 
 
