@@ -173,3 +173,22 @@ def test_a_damaged_run_can_still_be_started_over(capsys, a_run):
     assert code == 0, err
     code, _, _ = run(capsys, "report-runs", a_run)
     assert code == 0
+
+
+def test_evals_reports_are_recorded_and_a_changed_one_is_refused(capsys, a_run):
+    """report-runs shows what dfst eval measured of RUN/model, and replay reruns its saved failure:
+    both come from files dfst eval records in the checkpoint's manifest as it writes them."""
+    code, _, _ = run(capsys, "eval", a_run, "--digits", "1,2")
+    assert code in (0, 1)
+    listed = json.loads((a_run / "model" / "manifest.json").read_text())["files"]
+    written = [n for n in ("eval.json", "first_failure.json") if (a_run / "model" / n).exists()]
+    assert "eval.json" in written and sorted(set(written) & set(listed)) == sorted(written)
+    assert run(capsys, "report-runs", a_run)[0] == 0
+    for name, command in (("eval.json", "report-runs"), ("first_failure.json", "replay")):
+        if name in written:
+            kept = (a_run / "model" / name).read_bytes()
+            flip(a_run / "model" / name)
+            code, _, err = run(capsys, command, a_run)
+            last = err.strip().splitlines()[-1]  # (replay says first which model it uses)
+            assert code == 2 and last.startswith("dfst: error:") and name in last and "changed since" in last
+            (a_run / "model" / name).write_bytes(kept)

@@ -18,9 +18,11 @@ or reports a changed file:
 - a manifest.json that is not a dfst manifest is refused where the directory is a dfst run or
   checkpoint, and ignored elsewhere (another program's file).
 
-What dfst writes but does not record (metrics.jsonl, eval.json, eval.png, first_failure.json) is read
-unchecked. Reads that decide whether a path is dfst's before replacing it (`--force`) pass
-`verify=False`: a damaged run is still one that `--force` may start over.
+`dfst eval`'s eval.json and first_failure.json are recorded where they are written beside a manifest
+(a run's model, a checkpoint); what dfst writes but does not record (metrics.jsonl, which grows as a
+run goes, and eval.png, which dfst never reads) is read unchecked. Reads that decide whether a path
+is dfst's before replacing it (`--force`) pass `verify=False`: a damaged run is still one that
+`--force` may start over.
 """
 
 from __future__ import annotations

@@ -29,14 +29,17 @@ from dfst.grid.rollout import (
 from dfst.io.inputs import read_json_file
 from dfst.io.outputs import (
     claim_output,
+    json_bytes,
     refuse_foreign,
     refuse_special,
     release_output,
     remove_own_file,
     remove_stale_temporaries,
     writable_directory,
-    write_json,
+    write_atomic,
 )
+from dfst.io.recorded import dfst_manifest
+from dfst.io.run_guard import record_paths, write_recorded
 from dfst.io.targets import DATA_FILE, VALIDATION_FILE, is_run
 from dfst.protocol.config import EvalConfig
 from dfst.protocol.instances import HeldOut
@@ -165,13 +168,24 @@ def save_reports(directory: Path, task: Task, report: dict, failure: InstanceRes
     if not saving:
         return
     if failure is not None:
-        write_json(directory / FAILURE_FILE, saved | {"dfst_version": __version__}, indent=None)
+        write_report(directory, FAILURE_FILE, json_bytes(saved | {"dfst_version": __version__}, indent=None))
     else:
         refuse_foreign(directory / FAILURE_FILE, "dfst eval removes its stale copy")  # (appeared since)
         remove_own_file(directory / FAILURE_FILE)  # it belonged to an earlier evaluation
         release_output(directory / FAILURE_FILE)
+        if dfst_manifest(directory) is not None:
+            record_paths(directory, FAILURE_FILE)  # its entry goes with it
     report["plot"] = str(plot_length_generalisation(report, directory / PLOT_FILE))
-    write_json(directory / REPORT_FILE, report | {"dfst_version": __version__})
+    write_report(directory, REPORT_FILE, json_bytes(report | {"dfst_version": __version__}))
+
+
+def write_report(directory: Path, name: str, data: bytes) -> None:
+    """DIR/name written atomically; where DIR is a run's or checkpoint's with a manifest, recorded in
+    it as well, so that `report-runs` and `replay` never read an edited eval.json or failure as dfst's."""
+    if dfst_manifest(directory) is None:
+        write_atomic(directory / name, data)
+    else:
+        write_recorded(directory, name, data)
 
 
 @dataclass(frozen=True)
