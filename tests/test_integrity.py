@@ -14,9 +14,8 @@ from cli_helpers import assert_one_line_error, run
 
 # every file a finished run without fine-tuning records; the fixture checks that this is the manifest
 RUN_FILES = ("config.json", "data.pto.zip", "validation.pto.zip", "summary.json", "train_state.safetensors",
-             "model/config.json", "model/model.safetensors", "model/manifest.json",
-             "extracted/config.json", "extracted/model.safetensors", "extracted/manifest.json",
-             "extracted/agent.json")
+             "model/config.json", "model/model.safetensors",
+             "extracted/config.json", "extracted/model.safetensors", "extracted/agent.json")
 
 
 def tree(root: Path) -> dict[str, bytes]:

@@ -123,7 +123,7 @@ def test_eval_whose_save_fails_still_prints_its_result(capsys, expert, monkeypat
     def refuse(*_a, **_k):
         raise DfstError("cannot write: Read-only file system")
 
-    monkeypatch.setattr("dfst.protocol.eval_files.write_json", refuse)
+    monkeypatch.setattr("dfst.protocol.eval_files.write_report", refuse)
     code, out, err = run(capsys, "eval", expert, "--digits", "3", "--random", "1", "--json")
     assert code == 0 and json.loads(out)["robust_max_digits"] == 3 and "not saved" in err
 
@@ -136,9 +136,14 @@ def test_plot_runs_bad_out_is_one_line(capsys, tmp_path, expert, out):
 
 def test_report_commands_name_a_missing_field(capsys, tmp_path, expert):
     run_json(capsys, "eval", expert, "--digits", "3", "--random", "1")
+    from dfst.io.run_guard import write_recorded
+
     report = json.loads((expert / "eval.json").read_text())
     del report["levels"]
-    (expert / "eval.json").write_text(json.dumps(report))
+    (expert / "eval.json").write_text(json.dumps(report))  # by hand: not what dfst wrote
+    code, _, err = run(capsys, "report", expert)
+    assert_one_line_error(code, err, "eval.json", "changed since dfst wrote it")
+    write_recorded(expert, "eval.json", json.dumps(report).encode())  # as a dfst that lacked the field
     code, _, err = run(capsys, "report", expert)
     assert_one_line_error(code, err, "eval.json", "'levels'")
     run_dir = tmp_path / "run"

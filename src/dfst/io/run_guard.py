@@ -94,7 +94,10 @@ def record_paths(directory: Path, *names: str) -> None:
         root = directory / name
         paths = sorted(root.rglob("*")) if file_kind(root) == "directory" else [root]
         for path in paths:
-            if file_kind(path) == "file" and not (path.name.startswith(".") and path.name.endswith(".tmp")):
+            temporary = path.name.startswith(".") and path.name.endswith(".tmp")
+            # a checkpoint's own manifest is not listed: it changes whenever `dfst eval` records its
+            # report there, and every file it lists is listed here too
+            if file_kind(path) == "file" and not temporary and path.name != MANIFEST_FILE:
                 files[path.relative_to(directory).as_posix()] = file_entry(path)
     _write_manifest(directory, files)
 
