@@ -114,6 +114,7 @@ def test_a_path_over_the_systems_limits_is_one_line_naming_the_limit(capsys, tmp
 def test_no_command_prints_the_usage_and_exits_2(capsys):
     code, out, err = run(capsys)
     assert code == 2 and "Usage: dfst" in out + err and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("dfst: error: no command given")
 
 
 def test_error_lines_stay_short_whatever_they_quote():

@@ -150,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
 def _usage_message(message: str) -> str:
     """The parser's message, except that an "extra argument" that starts with -- is named for what
     it is: an option the command does not have (a typo, with operands that may start with -)."""
+    if not message.strip():  # `dfst` alone: the parser printed the usage and has nothing to add
+        return "no command given (the commands are listed above; dfst --help shows them again)"
     found = re.search(r"unexpected extra argument(?:s|\(s\))? \((--[^\s)]+)", message)
     return f"No such option: {found[1]} (--help lists the command's options)" if found else message
 
