@@ -192,3 +192,17 @@ def test_a_tasks_file_that_exits_or_raises_is_one_line(capsys, tmp_path, body):
     path.write_text(body + "\n")
     code, _, err = run(capsys, "--tasks-file", path, "tasks")
     assert_one_line_error(code, err, *([] if "object()" in body else [str(path)]))
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["check-certificate", "--help"]])
+def test_a_reader_that_goes_away_is_no_error(argv):
+    """`dfst --help | head -1`: the pipe closes before dfst writes; rich exits 1 on the broken pipe,
+    which once read as 'code dfst called ... called sys.exit(1)'."""
+    import subprocess
+
+    code = "import sys; from dfst.cli import main; raise SystemExit(main(sys.argv[1:]))"
+    proc = subprocess.Popen([sys.executable, "-c", code, *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # before the interpreter has even imported dfst
+    err = proc.stderr.read().decode()
+    assert proc.wait() in (0, 1) and "error" not in err and "Traceback" not in err, err

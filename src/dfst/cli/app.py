@@ -130,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     except (typer.Abort, KeyboardInterrupt):
         return fail("interrupted", 130, as_json=as_json)
     except SystemExit as exc:  # dfst never exits this way: code it called did (a task's own function)
+        if _reader_went_away(exc):
+            return exc.code if isinstance(exc.code, int) else 1  # `dfst tasks | head`: nothing to say
         return fail(f"code dfst called (a task's own function?) called sys.exit({exc.code!r})",
                     as_json=as_json)
     except MemoryError:
@@ -145,6 +147,17 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         release_all_outputs()  # a command that stopped before writing its outputs frees them
     return result if isinstance(result, int) else 0
+
+
+def _reader_went_away(exc: SystemExit) -> bool:
+    """The exit that rich or the parser make when the reader of stdout went away (`dfst --help |
+    head`): they catch the broken pipe and exit 1, which is nobody's error."""
+    context = exc.__context__
+    while context is not None:
+        if isinstance(context, OSError) and context.errno == errno.EPIPE:
+            return True
+        context = context.__context__
+    return False
 
 
 def _usage_message(message: str) -> str:
