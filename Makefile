@@ -42,7 +42,8 @@ tutorial: $(STAMP)
 	$(BIN)/pip install -q -c constraints.txt -e '.[notebook]'
 	$(BIN)/python scripts/run_tutorial.py build/tutorial
 
-# Opt-in: long-operand checks (2,000-digit addition, 300-digit multiplication) and the rollout bench.
+# Opt-in: the checks of figures at scale (the `slow` marker: long operands, the README tour as written, the
+# full mutation bench, ...) and the rollout bench.
 bench: $(STAMP)
 	$(BIN)/pytest -m slow
 	$(BIN)/dfst bench rollout
