@@ -53,11 +53,13 @@ def check_read(path: str | Path, data: bytes) -> None:
     if path.name == MANIFEST_FILE:
         return
     here = path.absolute().parent
-    digest, listed = None, False
+    digest, listed, own = None, False, None
     for directory in (here, here.parent):
         files = dfst_manifest(directory)
         if files is None:
             continue
+        if directory == here:
+            own = files
         entry = files.get(path.absolute().relative_to(directory).as_posix())
         if entry is None:
             if directory == here and path.name in ALWAYS_RECORDED:
@@ -65,10 +67,10 @@ def check_read(path: str | Path, data: bytes) -> None:
                                    "records it (the manifest was changed); dfst reads neither")
             continue
         listed, digest = True, digest or hashlib.sha256(data).hexdigest()
-        if not _accepts(entry, digest):
+        if not accepts(entry, digest):
             raise NotAsWritten(f"{path}: changed since dfst wrote it (sha256 mismatch with "
                                f"{_shown(path, directory)})")
-    if not listed and dfst_manifest(here) is None:
+    if not listed and own is None:  # (the manifest above may list it; it is read once each)
         _check_unrecorded(path, here)
 
 
@@ -106,8 +108,8 @@ def _listed_for(directory: Path) -> dict | None:
 _CAPS = {".safetensors": "checkpoint_bytes", ".zip": "dataset_bytes"}  # the rest is JSON
 
 
-def _accepts(entry: object, digest: str) -> bool:
-    """The entry's content, or while its replacement is pending, the old one."""
+def accepts(entry: object, digest: str) -> bool:
+    """The entry's content, or while its replacement is pending, the old one (None: none yet)."""
     if not isinstance(entry, dict):
         return False
     accepted = [entry, entry.get("previous")] if "previous" in entry else [entry]

@@ -21,7 +21,7 @@ from dfst.errors import DfstError
 from dfst.io.inputs import read_json_file
 from dfst.io.locks import acquire, release
 from dfst.io.outputs import file_kind, make_directory, write_atomic, write_json
-from dfst.io.recorded import MANIFEST_FILE, MANIFEST_FORMAT
+from dfst.io.recorded import MANIFEST_FILE, MANIFEST_FORMAT, accepts
 
 LOCK_FILE = ".dfst.lock"
 FORCE_HINT = "; use --force to start over"  # ends every "changed since dfst wrote it" message
@@ -113,13 +113,12 @@ def check_manifest(directory: Path, names: Iterable[str] | None = None) -> None:
 
 def _check_entry(directory: Path, rel: str, entry: dict) -> None:
     path = directory / rel
-    accepted = [entry, entry.get("previous")] if "previous" in entry else [entry]
     if file_kind(path) != "file":
-        if None in accepted:
+        if "previous" in entry and entry["previous"] is None:
             return  # a first write cut short before its rename: nothing was there yet
         raise DfstError(f"{path} has changed since dfst wrote it (it is gone or not a regular file)"
                         + FORCE_HINT)
     found = file_entry(path)
-    if not any(e and e.get("sha256") == found["sha256"] for e in accepted):
+    if not accepts(entry, found["sha256"]):
         raise DfstError(f"{path} has changed since dfst wrote it (sha256 mismatch: {found['size']:,} bytes, "
                         f"dfst wrote {entry.get('size', 0):,})" + FORCE_HINT)

@@ -15,10 +15,15 @@ def first_tested(levels: Sequence[dict]) -> int | None:
     return min((lv["digits"] for lv in levels), default=None)
 
 
+def evaluated(lg: int | None, levels: Sequence[dict]) -> bool:
+    """An LG of None, or 0 with no level behind it, is no measure at all."""
+    return lg is not None and bool(lg or levels)
+
+
 def lg_words(lg: int | None, levels: Sequence[dict], kind: str = "robust") -> str:
     """'robust to 1,000 digits', 'fails at the first tested length (10 digits)' or 'not evaluated';
     `kind` "probabilistic" for the random pairs' LG ('probabilistic: fails at ...')."""
-    if lg is None or (not lg and not levels):
+    if not evaluated(lg, levels):
         return "not evaluated"
     if lg:
         return f"{kind} to {lg:,} digits"
@@ -28,6 +33,6 @@ def lg_words(lg: int | None, levels: Sequence[dict], kind: str = "robust") -> st
 
 def lg_cell(lg: int | None, levels: Sequence[dict]) -> str:
     """The same, short, for a table cell: '1,000', 'none: fails at 10' or 'not evaluated'."""
-    if lg is None or (not lg and not levels):
+    if not evaluated(lg, levels):
         return "not evaluated"
     return f"{lg:,}" if lg else f"none: fails at {first_tested(levels):,}"
