@@ -10,6 +10,8 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 NOTEBOOK = Path(__file__).resolve().parents[1] / "examples" / "tutorial.ipynb"
 
 
@@ -56,16 +58,47 @@ def test_make_tutorial_installs_the_notebook_extra_and_executes_the_notebook_out
     assert "'.[notebook]'" in target and "scripts/run_tutorial.py build/tutorial" in target
 
 
-def test_run_tutorial_refuses_extra_arguments_and_names_a_missing_extra(capsys, monkeypatch):
+def tutorial_script():
     import importlib.util
-    import sys
 
     path = NOTEBOOK.parents[1] / "scripts" / "run_tutorial.py"
     spec = importlib.util.spec_from_file_location("run_tutorial", path)
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
+    return script
+
+
+def test_run_tutorial_refuses_extra_arguments_and_names_a_missing_extra(capsys, monkeypatch):
+    import sys
+
+    script = tutorial_script()
     assert script.main(["a", "b"]) == 2
     monkeypatch.setitem(sys.modules, "nbclient", None)  # as if the extra were not installed
     assert script.main([]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("run_tutorial: needs the notebook extra") and len(err) == 2
+
+
+def test_run_tutorial_replaces_only_a_copy_it_wrote(tmp_path):
+    """WORK_DIR/tutorial.ipynb of the user's (or a FIFO, or a link) is refused before any cell runs;
+    a copy an earlier run wrote (its metadata carries the script's mark) may be replaced."""
+    import json
+    import os
+
+    from dfst.errors import DfstError
+
+    script = tutorial_script()
+    target = tmp_path / "tutorial.ipynb"
+    script.refuse_foreign(target)  # nothing there
+    target.write_text(json.dumps({"metadata": {script.MARK: True}, "cells": []}))
+    script.refuse_foreign(target)
+    mine = json.dumps({"metadata": {}, "cells": ["the user's work"]})
+    target.write_text(mine)
+    with pytest.raises(DfstError, match="left alone"):
+        script.refuse_foreign(target)
+    assert target.read_text() == mine
+    fifo = tmp_path / "fifo" / "tutorial.ipynb"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    with pytest.raises(DfstError, match="FIFO"):
+        script.refuse_foreign(fifo)
