@@ -59,6 +59,10 @@ def table_command(
     results: Path = typer.Option(Path("results"), "--results", help="Directory of result JSON files."),
     readme: Path = typer.Option(None, "--readme", help="Rewrite the comparison block of this README."),
     sweeps: bool = typer.Option(False, "--sweeps", help="Count the results of sweeps' cells too."),
+    headline: bool = typer.Option(False, "--headline", help="README's headline instead: the paper's Table 1 "
+                                  "beside each machine a run delivers (gradient descent's own weights, the "
+                                  "automaton read off them, the weights re-fitted to it), with the PTOs "
+                                  "kept and every expert run read."),
     markdown: bool = MarkdownOption,
     as_csv: bool = CsvOption,
     as_json: bool = JsonOption,
@@ -71,6 +75,8 @@ def table_command(
 
     if readme is not None and sweeps:
         raise DfstError("--readme writes the headline table; it takes no --sweeps")
+    if headline:
+        return headline_table(results, readme, markdown=markdown, as_csv=as_csv, as_json=as_json)
     rows = comparison(results, readme, sweeps=sweeps)
     if not sweeps and (left_out := sweep_cells(results)):
         print(f"dfst: note: left out the results of {len(left_out)} sweep cells under {results} "
@@ -79,6 +85,20 @@ def table_command(
         return print_json(rows)
     show_rows(display_rows(rows), DISPLAY_COLUMNS, "comparison (dfst table; LG: best (median) over seeds)",
               markdown=markdown, as_csv=as_csv, raw=rows)
+
+
+def headline_table(results: Path, readme: Path | None, **shown: bool) -> None:
+    """`dfst table --headline`: print README's headline (and rewrite its block with --readme)."""
+    from dfst.results.headline import COLUMNS, headline_rows, write_headline
+    from dfst.results.store import load_results
+
+    rows = headline_rows(load_results(results))
+    if readme is not None:
+        write_headline(readme, rows, str(results))
+    if shown["as_json"]:
+        return print_json(rows)
+    title = "the paper's Table 1 and what made each of dfst's numbers (dfst table --headline)"
+    show_rows(rows, COLUMNS, title, markdown=shown["markdown"], as_csv=shown["as_csv"], raw=rows)
 
 
 @app.command("migrate")
