@@ -1,10 +1,12 @@
 """Gradient descent alone at the paper's sizes: a grid of training runs scored on their own weights
 (no automaton read off, no re-fit), with what the read-off would have found beside them.
 
-    python scripts/gd_alone.py OUT --plan lr   [--task add2] [--shard 0/2]
-    python scripts/gd_alone.py OUT --plan grid --lr 0.02 [--d 12,9,lb] [--data uniform,default,read,longer]
-                                                [--seeds 0-4] [--shard 0/2]
+    python scripts/gd_alone.py OUT --d 12 --data default --lr 0.002,0.006,0.02,0.06 --seeds 0-2   the lr sweep
+    python scripts/gd_alone.py OUT --lr 0.02 [--d 12,9,lb] [--data uniform,default,read,longer] [--seeds 0-4]
     python scripts/gd_alone.py OUT --report FIGURE.png      the table and the figure from OUT's points
+
+`--task` (add2, add10, mult2, mult10; default add2), `--inits N` (4), `--shard i/n` (this process runs
+every n-th cell from the i-th: two processes, two cores).
 
 Every run: the published loss (MSE on the one-hot symbol and move), the published initialisation
 (every A[x] the identity, B = C = 0) with its exact symmetry broken (A jittered by N(0, 0.01²): `init
@@ -57,7 +59,6 @@ from dfst.train.state import load_train_state
 from dfst.train.validation import oracle_dataset, validation_set
 
 PAPER = {"add2": (20, 3), "add10": (225, 3), "mult2": (750, 5), "mult10": (10_000, 5)}  # samples, digits
-LR_SWEEP = (0.002, 0.006, 0.02, 0.06)
 DIGITS = (10, 100, 1000, 10000)
 
 
@@ -190,15 +191,13 @@ def cell_name(cell: dict) -> str:
 
 
 def plan(args) -> list[dict]:
-    if args.plan == "lr":
-        return [{"task": args.task, "d": 12, "lr": lr, "data": "default", "seed": s}
-                for s in args.seeds for lr in LR_SWEEP]
+    """The cells, seed by seed (the first seeds of every setting before the later ones)."""
     cells = []
-    for d_text in args.d.split(","):
-        for seed in args.seeds:
+    for seed in args.seeds:
+        for d_text in args.d.split(","):
             d = lower_bound(args.task, seed) if d_text == "lb" else int(d_text)
-            cells += [{"task": args.task, "d": d, "lr": args.lr, "data": data, "seed": seed}
-                      for data in args.data.split(",")]
+            cells += [{"task": args.task, "d": d, "lr": lr, "data": data, "seed": seed}
+                      for lr in args.lr for data in args.data.split(",")]
     return cells
 
 
@@ -215,9 +214,8 @@ def read_points(out: Path) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
-    parser.add_argument("--plan", choices=("lr", "grid"), default="grid")
     parser.add_argument("--task", default="add2", choices=sorted(PAPER))
-    parser.add_argument("--lr", type=float, default=0.02)
+    parser.add_argument("--lr", type=lambda text: [float(x) for x in text.split(",")], default=[0.02])
     parser.add_argument("--d", default="12,9,lb")
     parser.add_argument("--data", default="default,uniform,read,longer")
     parser.add_argument("--seeds", type=seeds, default=None)
@@ -233,7 +231,7 @@ def main() -> None:
 
         report(read_points(args.out), args.report)
         return
-    args.seeds = args.seeds or (seeds("0-2") if args.plan == "lr" else seeds("0-4"))
+    args.seeds = args.seeds or seeds("0-4")
     index, _, count = args.shard.partition("/")
     args.out.mkdir(parents=True, exist_ok=True)
     points = args.out / f"points-{index}.jsonl"

@@ -33,9 +33,11 @@ def states_words(runs: list[dict]) -> str:
 
 
 def table(points: list[dict]) -> str:
-    rows = ["| task | d | lr | data | traces (distinct) | runs (seeds x inits) | at iteration | robust at "
-            + " / ".join(f"{t:,}" for t in THRESHOLDS) + " | best robust | median loss | states read off: "
-            "expert's / more / fewer / none | CPU s a cell (median) |", "|" + "---|" * 12]
+    robust_at = "robust at " + " / ".join(f"{t:,}" for t in THRESHOLDS)
+    header = ("task", "d", "lr", "data", "traces (distinct)", "runs (seeds x inits)", "at iteration",
+              robust_at, "best robust", "exact at 100 digits (median)", "median loss",
+              "states read off: expert's / more / fewer / none", "CPU s a cell (median)")
+    rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     by_group: dict[tuple, list[dict]] = {}
     for run in finals(points):
         by_group.setdefault(group_of(run), []).append(run)
@@ -52,9 +54,18 @@ def table(points: list[dict]) -> str:
         rows.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {traces_text} | {len(runs)} "
                     f"({len(cells)} x {runs[0].get('inits', 1)}) | "
                     f"{', '.join(f'{i:,}' for i in iterations)} | {counts} | "
-                    f"{max(r['robust'] for r in runs):,} | "
+                    f"{max(r['robust'] for r in runs):,} | {exact_share(runs, '100'):.0%} | "
                     f"{statistics.median(losses):.1e} | {states_words(runs)} | {cpu:,.0f} |")
     return "\n".join(rows)
+
+
+def exact_share(runs: list[dict], digits: str) -> float:
+    """The median over runs of the share of instances exact at `digits` digits."""
+    shares = []
+    for r in runs:
+        exact, instances = map(int, r["levels"][digits].split("/"))
+        shares.append(exact / instances)
+    return statistics.median(shares)
 
 
 def cell_cpu(points: list[dict], key: tuple, seed: int) -> float:
