@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from cli_helpers import run
 from dfst.results import Result, save_result
-from dfst.results.headline import MACHINES, MARK_END, MARK_START, PAPER, headline_rows, markdown
+from dfst.studies.headline import MACHINES, MARK_END, MARK_START, PAPER, headline_rows, markdown
 from dfst.train.recipes import TARGET_DIGITS
 
 LEVEL = {"digits": 10, "instances": 12, "exact": 12, "robust": True}

@@ -89,7 +89,7 @@ def table_command(
 
 def headline_table(results: Path, readme: Path | None, **shown: bool) -> None:
     """`dfst table --headline`: print README's headline (and rewrite its block with --readme)."""
-    from dfst.results.headline import COLUMNS, headline_rows, write_headline
+    from dfst.studies.headline import COLUMNS, headline_rows, write_headline
     from dfst.results.store import load_results
 
     rows = headline_rows(load_results(results))
