@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from cli_helpers import run
 from dfst.results import Result, save_result
-from dfst.studies.headline import MACHINES, MARK_END, MARK_START, PAPER, headline_rows, markdown
+from dfst.studies.headline import MACHINES, MARK_END, MARK_START, PAPER, PROVED, headline_rows, markdown
 from dfst.train.recipes import TARGET_DIGITS
 
 LEVEL = {"digits": 10, "instances": 12, "exact": 12, "robust": True}
@@ -42,6 +42,20 @@ def test_each_machine_row_counts_its_own_seeds(lgs, task):
     assert extracted["seeds robust at the target"] == f"{robust} of {len(lgs)} at {target:,}"
     assert refitted["robust LG (median, best)"].endswith(f"{max(lgs):,}")
     assert extracted["size"] == "9 states, 24 rules"
+
+
+def test_a_counterexample_is_told_apart_from_a_check_that_decided_nothing():
+    verdicts = [{"verdict": "CERTIFIED", "max_digits": None, "checker": "ok"},
+                {"verdict": "CERTIFIED", "max_digits": 441, "checker": "ok"},
+                {"verdict": "COUNTEREXAMPLE", "max_digits": None},
+                {"verdict": "INCONCLUSIVE", "max_digits": None},
+                {"verdict": "INCONCLUSIVE", "max_digits": None}, None]
+    runs = [stored("DFST", "add2", seed, 10) for seed in range(len(verdicts))]
+    for result, verdict in zip(runs, verdicts):
+        result.details["certified"] = verdict
+    runs[-1].details.pop("certified")
+    row = [r for r in headline_rows(runs) if r["what made the number"].startswith("dfst")][0]
+    assert row[PROVED] == "1 / 1 (441 digits) / 1 / 2 (1 not run)"
 
 
 def test_expert_runs_read_come_from_the_results_and_say_unknown_otherwise():

@@ -53,7 +53,10 @@ def test_training_extraction_and_the_phase_read_only_the_ptos(tmp_path, monkeypa
     summary = train(TINY, tmp_path / "run", data=data, task=hidden("add2"), command="test")
     assert summary["iterations"] == TINY.iters and "finetune" in summary
     assert summary["d"] in d_sizes(TINY, hidden("add2"), data)
-    assert summary["queries"] == load_dataset(tmp_path / "run" / "validation.pto.zip").samples
+    checked = load_dataset(tmp_path / "run" / "validation.pto.zip").samples
+    assert summary["traces"]["kept"]["runs"] == TINY.samples
+    assert summary["traces"]["validation"]["runs"] == checked
+    assert summary["queries"] == summary["traces"]["total"] == TINY.samples + checked
 
 
 def test_the_expert_rule_is_an_option_that_reads_the_states():

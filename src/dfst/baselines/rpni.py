@@ -69,6 +69,13 @@ def evaluate_agent(task: Task, agent: Transducer, digits: tuple[int, ...], rando
     from dfst.model.compile import compile_agent
 
     weights = DfstWeights.of(*compile_agent(agent, task=task.name).numpy_weights())
+    return evaluate_weights(task, weights, digits, random, trained_on)
+
+
+def evaluate_weights(task: Task, weights: DfstWeights, digits: tuple[int, ...], random: int,
+                     trained_on: Iterable[tuple[str, str]] = ()) -> dict:
+    """`evaluate_agent` for DFST weights: the protocol one length at a time, stopping after the first
+    that is not robust, never on a pair of `trained_on`."""
     levels: list[dict] = []
     held_out = HeldOut(trained_on)  # once: `trained_on` may be an iterator; its counts are per length
     for n in sorted(set(digits)):

@@ -63,6 +63,10 @@ def table_command(
                                   "beside each machine a run delivers (gradient descent's own weights, the "
                                   "automaton read off them, the weights re-fitted to it), with the PTOs "
                                   "kept and every expert run read."),
+    traces: bool = typer.Option(False, "--traces", help="Every expert run behind each task's stored runs "
+                                "instead, by what it was read for (candidates, fill-up, validation, "
+                                "counterexamples), beside the PTOs kept; runs that did not record them are "
+                                "re-derived from their configuration."),
     markdown: bool = MarkdownOption,
     as_csv: bool = CsvOption,
     as_json: bool = JsonOption,
@@ -75,8 +79,11 @@ def table_command(
 
     if readme is not None and sweeps:
         raise DfstError("--readme writes the headline table; it takes no --sweeps")
-    if headline:
-        return headline_table(results, readme, markdown=markdown, as_csv=as_csv, as_json=as_json)
+    if headline and traces:
+        raise DfstError("--headline and --traces are two tables: ask for one")
+    if headline or traces:
+        return study_table(results, readme, "headline" if headline else "traces", markdown=markdown,
+                           as_csv=as_csv, as_json=as_json)
     rows = comparison(results, readme, sweeps=sweeps)
     if not sweeps and (left_out := sweep_cells(results)):
         print(f"dfst: note: left out the results of {len(left_out)} sweep cells under {results} "
@@ -87,18 +94,27 @@ def table_command(
               markdown=markdown, as_csv=as_csv, raw=rows)
 
 
-def headline_table(results: Path, readme: Path | None, **shown: bool) -> None:
-    """`dfst table --headline`: print README's headline (and rewrite its block with --readme)."""
-    from dfst.studies.headline import COLUMNS, headline_rows, write_headline
+def study_table(results: Path, readme: Path | None, which: str, **shown: bool) -> None:
+    """`dfst table --headline` or `--traces`: print the table (and rewrite its block with --readme)."""
+    from dfst.io.outputs import check_rewritable
     from dfst.results.store import load_results
+    from dfst.studies import headline, traces
 
-    rows = headline_rows(load_results(results))
+    module = headline if which == "headline" else traces
     if readme is not None:
-        write_headline(readme, rows, str(results))
+        check_rewritable(readme, module.MARK_START, module.MARK_END)
+    stored = load_results(results)
+    if any(not r.details.get("traces") and r.config for r in traces.trained_runs(stored)):
+        print("dfst: note: runs that predate recorded reads have their samplers run again (seconds a run)",
+              file=sys.stderr)
+    rows = (headline.headline_rows if which == "headline" else traces.traces_rows)(stored)
+    if readme is not None:
+        module.write_table(readme, rows, str(results))
     if shown["as_json"]:
         return print_json(rows)
-    title = "the paper's Table 1 and what made each of dfst's numbers (dfst table --headline)"
-    show_rows(rows, COLUMNS, title, markdown=shown["markdown"], as_csv=shown["as_csv"], raw=rows)
+    title = {"headline": "the paper's Table 1 and what made each of dfst's numbers (dfst table --headline)",
+             "traces": "every expert run read, by what for (dfst table --traces)"}[which]
+    show_rows(rows, module.COLUMNS, title, markdown=shown["markdown"], as_csv=shown["as_csv"], raw=rows)
 
 
 @app.command("migrate")

@@ -13,13 +13,16 @@ from rich.table import Table
 
 from dfst.cli.app import (
     JsonOption,
+    MarkdownOption,
     TaskArgument,
     app,
     console,
+    parse_int_list,
     parse_lengths,
     print_json,
     print_table,
     progress_bar,
+    show_rows,
 )
 from dfst.errors import DfstError
 
@@ -158,6 +161,43 @@ def bench_learnability_command(
         table.add_row(str(r["d"]), str(r["samples"]), str(r["agents"]), str(r["dfst"]), str(r["rpni"]))
     print_table(table)
     console.print(f"{report['cpu_seconds']:,} CPU s")
+
+
+@bench_app.command("data-needs")
+def bench_data_needs_command(
+    tasks: str = typer.Argument("add2", help="Tasks, comma-separated."),
+    counts: str = typer.Option("5,10,20,40,80", "--counts", help="PTO counts a cell trains on."),
+    samplers: str = typer.Option("uniform,contexts", "--samplers", help="uniform (the paper's setting: "
+                                 "N drawn at the training length) and/or contexts (dfst's default)."),
+    seeds: str = typer.Option("0,1,2,3,4", "--seeds", help="Seeds of every point."),
+    learners: str = typer.Option(",".join(("default", "extracted", "trained", "rpni", "edsm")),
+                                 "--learners", help="Learners scored on each cell's data."),
+    out: Path = typer.Option(Path("runs/data-needs"), "--out", help="Cells and training runs (finished "
+                             "ones are reused); the report and one figure per task land here too."),
+    markdown: bool = MarkdownOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """What each learner needs: per task, sampler and PTO count, how many seeds each learner gets
+    robust at 1,000 digits (the default recipe's three machines, RPNI and EDSM on the same PTOs),
+    against the expert traces the data read (docs/research/data-needs.md)."""
+    from dfst.studies.data_needs import COLUMNS, data_needs, needs_table, save_report
+
+    names = tuple(t.strip() for t in tasks.split(",") if t.strip())
+    chosen = {"samplers": tuple(x.strip() for x in samplers.split(",") if x.strip()),
+              "learners": tuple(x.strip() for x in learners.split(",") if x.strip())}
+    counted, seeded = parse_lengths(counts, "--counts"), parse_int_list(seeds, "--seeds")
+    total = len(names) * len(chosen["samplers"]) * len(counted) * len(seeded)
+    with progress_bar("data-needs cells", total, quiet=as_json or markdown) as update:
+        cells = data_needs(out, names, counted, chosen["samplers"], seeded, chosen["learners"],
+                           progress=update)
+    report = save_report(cells, out)
+    rows = needs_table(cells)
+    if as_json:
+        return print_json(report)
+    show_rows(rows, COLUMNS, "success at 1,000 digits, seeds robust of seeds (dfst bench data-needs)",
+              markdown=markdown)
+    if not markdown:
+        console.print(f"report and figures: {', '.join(report['files'])}")
 
 
 @bench_app.command("train")

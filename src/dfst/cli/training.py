@@ -181,10 +181,13 @@ def _progress(quiet: bool) -> Progress:
 
 
 def _print_summary(summary: dict, cfg: dict) -> None:
+    from dfst.data.reads import reads_text
+
     table = Table("field", "value", title=f"{summary['task']} training run", show_header=False)
     loss = summary["final_loss"]
     queries = summary.get("queries")
-    chosen = "" if queries is None else f", {queries:,} expert runs spent choosing them and choosing d"
+    read = reads_text(summary.get("traces"))
+    chosen = "" if queries is None else f"; {queries:,} expert runs read in all: {read}"
     rows = {"samples": f"{summary['samples']} of ≤ {cfg['max_digits']} digits ({cfg['sampler']}{chosen})",
             "model": f"k={summary['k']}, d={summary['d']}, {summary['params']:,} parameters",
             "iterations": f"{summary['iterations']:,} of {summary['iters']:,}",

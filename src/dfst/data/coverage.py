@@ -68,20 +68,31 @@ def cover_instances(task: Task, samples: int, max_digits: int, seed: int, candid
                     units: Callable[[Transducer, Layout, int], set] = rules_used) -> list[Instance]:
     """`samples` instances of at most max_digits digits: a greedy cover of the `units` the runs use
     (rules, or `rule_pairs_used`), then random pairs."""
+    return counted_cover(task, samples, max_digits, seed, candidates, units)[0]
+
+
+def counted_cover(task: Task, samples: int, max_digits: int, seed: int, candidates: int = 1000,
+                  units: Callable[[Transducer, Layout, int], set] = rules_used
+                  ) -> tuple[list[Instance], int, int]:
+    """`cover_instances`, with the expert runs its candidate pools took and how many of the instances
+    came from them (the rest are random fill-up pairs, runs of their own)."""
     rng = np.random.default_rng(seed)
     chosen: list[Instance] = []
     covered: set = set()  # rules, or rules and pairs of rules
     pool = candidate_instances(task, max_digits, rng, candidates)
+    runs = len(pool)
     _greedy_cover(task, pool, samples, chosen, covered, units)
     if not covered >= set(task.agent.rules):
         # a rule the first pool missed (rare pairs such as a 9 over a 0 after a carry in add10): a
         # bigger pool from its own stream, so the first pool and the fill-up draw what they always drew
         extra = candidate_instances(task, max_digits, np.random.default_rng([seed, 1]), 8 * candidates)
+        runs += len(extra)
         _greedy_cover(task, extra, samples, chosen, covered, units)
         _cover_missing_rules(task, extra, samples, chosen, covered)
+    covering = len(chosen)
     while len(chosen) < samples:
         chosen.append(sample_instance(task, rng, 1, max_digits))
-    return chosen
+    return chosen, runs, covering
 
 
 def _cover_missing_rules(task: Task, pool: list[Instance], samples: int, chosen: list[Instance],

@@ -25,19 +25,22 @@ def record_instances(task: Task, instances: list[Instance], seed: int, sampling:
 
 def cover_dataset(task: Task, samples: int, max_digits: int, seed: int) -> PtoDataset:
     """A rule cover first, then random pairs (`dfst.data.coverage.cover_instances`), recorded."""
-    from dfst.data.coverage import cover_instances
-
-    instances = cover_instances(task, samples, max_digits, seed)
-    sampling = {"rule": "cover", "min_digits": 1, "max_digits": max_digits}
-    return record_instances(task, instances, seed, sampling)
+    return _cover_sampled(task, samples, max_digits, seed, "cover")
 
 
 def pair_cover_dataset(task: Task, samples: int, max_digits: int, seed: int) -> PtoDataset:
     """A cover of the rules and of the pairs of consecutive rules first, then random pairs."""
-    from dfst.data.coverage import cover_instances, rule_pairs_used
+    return _cover_sampled(task, samples, max_digits, seed, "pairs")
 
-    instances = cover_instances(task, samples, max_digits, seed, units=rule_pairs_used)
-    sampling = {"rule": "pairs", "min_digits": 1, "max_digits": max_digits}
+
+def _cover_sampled(task: Task, samples: int, max_digits: int, seed: int, rule: str) -> PtoDataset:
+    """A cover sampler's dataset; `queries` counts the candidates whose runs it read (`dfst.data.reads`)."""
+    from dfst.data.coverage import counted_cover, rule_pairs_used, rules_used
+
+    units = rule_pairs_used if rule == "pairs" else rules_used
+    instances, runs, covering = counted_cover(task, samples, max_digits, seed, units=units)
+    sampling = {"rule": rule, "min_digits": 1, "max_digits": max_digits, "queries": runs,
+                "covering": covering}
     return record_instances(task, instances, seed, sampling)
 
 

@@ -281,6 +281,15 @@ def replace_between(text: str, start_mark: str, end_mark: str, block: str, where
     return text[: start + len(start_mark)] + "\n" + block + text[end:]
 
 
+def check_rewritable(path: str | Path, start_mark: str, end_mark: str) -> None:
+    """Refuse, before any work, a file `rewrite_between` would refuse (no marked block, not a file)."""
+    from dfst.io.inputs import read_text
+
+    refuse_special(Path(path), "file to rewrite")
+    text = read_text(Path(path), "file to rewrite", "text_bytes")
+    replace_between(text, start_mark, end_mark, "", str(path))
+
+
 def rewrite_between(path: str | Path, start_mark: str, end_mark: str, block: str) -> None:
     """Replace the marked block of a file (a README's generated table); nothing else changes."""
     from dfst.io.inputs import read_text

@@ -112,8 +112,13 @@ def _num(value: int | float) -> str:
 
 
 def markdown_table(rows: list[dict]) -> str:
-    lines = ["| " + " | ".join(DISPLAY_COLUMNS) + " |", "|" + "---|" * len(DISPLAY_COLUMNS)]
-    lines += ["| " + " | ".join(str(r[c]) for c in DISPLAY_COLUMNS) + " |" for r in display_rows(rows)]
+    return markdown_of(display_rows(rows), DISPLAY_COLUMNS)
+
+
+def markdown_of(rows: list[dict], columns: Sequence[str]) -> str:
+    """`rows` as a Markdown table of `columns`, in that order."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(str(r[c]) for c in columns) + " |" for r in rows]
     return "\n".join(lines) + "\n"
 
 

@@ -289,7 +289,8 @@ def _result(system: str, sub: str, run: Path, cfg: TrainConfig, key: dict, summa
                "target_digits": protocol["target_digits"], "train_cpu_seconds": round(cpu, 1),
                "iterations": summary["iterations"], "restart": summary["restarts"]["chosen"],
                "d": summary["d"], "d_tried": [t["d"] for t in summary.get("tried", [])],
-               "queries": summary.get("queries"), "extracted": summary.get("extracted")}
+               "queries": summary.get("queries"), "traces": summary.get("traces"),
+               "extracted": summary.get("extracted")}
     if protocol.get("certify") and directory.exists():
         details["certified"] = carried or certification(directory, cfg.task, protocol["rescale"])
     if sub == "model" and "finetune" in summary:  # the phase may grow d, and may have failed

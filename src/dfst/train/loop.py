@@ -29,6 +29,7 @@ import torch
 
 from dfst import __version__
 from dfst.data import SAMPLERS, PtoDataset, summarize
+from dfst.data.reads import part, traces_read
 from dfst.errors import DfstError
 from dfst.io.limits import default_max_memory
 from dfst.io.recorded import manifest_marker
@@ -332,9 +333,9 @@ def _finish(out: Path, model: DFST, cfg: TrainConfig, task: Task, run_info: dict
     extracted = _save_extraction(out, model, task, data, validation) if cfg.extract else None
     record_paths(out, MODEL_DIR, EXTRACTED_DIR)  # checked once summary.json says the run is finished
     summary = {"task": cfg.task, "out": str(out), "model": str(out / MODEL_DIR), **run_info["model"],
-               "samples": run_info["data"]["summary"]["samples"],  # queries: expert runs spent choosing
-               # them (the sampler's) and testing the automaton read off (the validation PTOs)
-               "queries": _queries(run_info["data"]["summary"]["sampling"].get("queries"), validation),
+               "samples": run_info["data"]["summary"]["samples"],  # the PTOs kept; traces: every
+               # expert run read, by what for (dfst.data.reads); queries: their total
+               **_reads(run_info["data"]["summary"], validation),
                "iterations": done,
                "iters": cfg.iters,
                "stopped_by": stopped_by, "final_loss": loss, "seconds": seconds, "cpu_seconds": cpu_seconds(),
@@ -344,10 +345,12 @@ def _finish(out: Path, model: DFST, cfg: TrainConfig, task: Task, run_info: dict
     return summary
 
 
-def _queries(sampling: int | None, validation: PtoDataset | None) -> int | None:
-    """The expert runs a run spent choosing its PTOs (None: its sampler does not count them) and
-    testing the automaton read off."""
-    return sampling if validation is None else (sampling or 0) + validation.samples
+def _reads(data: dict, validation: PtoDataset | None) -> dict:
+    """{"traces": every expert run the run read, by part, "queries": their total} (`dfst.data.reads`)."""
+    checked = None if validation is None else part(validation.samples, (validation.sampling["min_digits"],
+                                                                         validation.sampling["max_digits"]))
+    traces = traces_read(data["sampling"], data["samples"], checked)
+    return {"traces": traces, "queries": traces["total"]}
 
 
 def _save_extraction(out: Path, model: DFST, task: Task, data: PtoDataset,

@@ -1,0 +1,200 @@
+"""`dfst bench data-needs`: what each learner needs, like for like: the success rate against the number
+of expert traces, for several learners reading the same data.
+
+A cell is (task, sampler, PTO count, seed). It trains once with the task's default recipe at that count
+and sampler (`dfst train TASK --samples N --sampler S --seed SEED`) and scores every learner on that
+cell's data, each closed loop at 10, 100 and 1,000 digits (the hard set and 10 random pairs a length,
+never a training pair), a success when robust at `target` digits (1,000):
+    default     the weights re-fitted to the automaton read off (RUN/model: what dfst train delivers)
+    extracted   the automaton read off gradient descent's weights (RUN/extracted)
+    trained     gradient descent's own weights, no read-off (RUN/trained)
+    rpni, edsm  the classical learners on the same PTOs kept (`dfst.extract`'s methods)
+The x-axis of a sampler is what its learner reads (`dfst.data.reads`): "uniform" reads its N PTOs and
+nothing else (the paper's setting: N drawn uniformly at the training length); "contexts" (the default)
+reads a candidate pool, fill-up pairs and validation PTOs besides, so its points sit at the traces read,
+with the PTOs kept beside them. Cells are files under OUT/cells/ (a re-run skips those there); the report
+is a table per (task, sampler, count) and one figure per task.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from dfst.errors import DfstError
+
+LEARNERS = ("default", "extracted", "trained", "rpni", "edsm")
+COLUMNS = ("task", "sampler", "PTOs", "seeds", "traces read (median)", *LEARNERS, "train CPU s (median)")
+CHECKPOINTS = {"default": "model", "extracted": "extracted", "trained": "trained"}
+SAMPLERS = ("uniform", "contexts")
+TARGET = 1000
+CELL_FORMAT = "dfst-data-needs-cell"
+DIGITS = (10, 100, 1000)
+
+
+def cell_name(task: str, sampler: str, count: int, seed: int) -> str:
+    return f"{task}-{sampler}-n{count}-s{seed}"
+
+
+def run_cell(task: str, sampler: str, count: int, seed: int, out: Path,
+             learners: tuple[str, ...] = LEARNERS) -> dict:
+    """Train once, score each learner on the cell's data (module docstring); the cell as plain JSON."""
+    from dfst.data.pto import load_dataset
+    from dfst.studies.seeds import run_config
+    from dfst.tasks import get_task
+    from dfst.train.loop import train
+
+    cfg = run_config(task, seed, {"samples": count, "sampler": sampler, "eval_every": 0})
+    run = out / "runs" / cell_name(task, sampler, count, seed)
+    start = time.process_time()
+    summary = train(cfg, run, resume=True)
+    train_cpu = time.process_time() - start
+    data = load_dataset(run / "data.pto.zip")
+    pairs = {(a, b) for a, b in data.operands}
+    expert = get_task(task)
+    scores = {name: _score_checkpoint(expert, run / CHECKPOINTS[name], pairs)
+              for name in learners if name in CHECKPOINTS}
+    for name in (n for n in learners if n not in CHECKPOINTS):
+        scores[name] = _score_learned(expert, data, name, pairs)
+    return {"task": task, "sampler": sampler, "count": count, "seed": seed, "target_digits": TARGET,
+            "kept": summary["samples"], "traces": summary["traces"], "read": summary["traces"]["total"],
+            "train_cpu_seconds": round(train_cpu, 1), "learners": scores}
+
+
+def _score_checkpoint(task, directory: Path, pairs: set) -> dict:
+    """A run's checkpoint scored on the ladder; a learner whose checkpoint is missing failed."""
+    from dfst.baselines.rpni import evaluate_weights
+    from dfst.grid.rollout import DfstWeights
+    from dfst.model.checkpoint import load_checkpoint
+
+    if not directory.exists():
+        return {"robust_max_digits": 0, "robust": False, "missing": True}
+    model, _ = load_checkpoint(directory)
+    found = evaluate_weights(task, DfstWeights.of(*model.numpy_weights()), DIGITS, 10, pairs)
+    return {"robust_max_digits": found["robust_max_digits"], "robust": found["robust_max_digits"] >= TARGET}
+
+
+def _score_learned(task, data, learner: str, pairs: set) -> dict:
+    """RPNI or EDSM on the cell's PTOs, its automaton compiled and scored as a checkpoint is."""
+    from dfst.baselines.rpni import evaluate_agent
+    from dfst.extract import extract
+
+    start = time.process_time()
+    found = extract(None, [data.trace(i) for i in range(data.samples)], learner, agent=task.agent)
+    cpu = time.process_time() - start
+    scored = evaluate_agent(task, found.agent, DIGITS, 10, pairs)
+    return {"robust_max_digits": scored["robust_max_digits"], "robust": scored["robust_max_digits"] >= TARGET,
+            "states": found.agent.d, "cpu_seconds": round(cpu, 2)}
+
+
+def data_needs(out: Path, tasks: tuple[str, ...], counts: tuple[int, ...], samplers: tuple[str, ...],
+               seeds: tuple[int, ...], learners: tuple[str, ...] = LEARNERS,
+               progress: Callable[[int], None] | None = None) -> list[dict]:
+    """Every cell under OUT/cells (those already there are read, not run again)."""
+    from dfst.io.limits import check_work
+    from dfst.io.outputs import check_output_file, make_directory, write_json
+
+    check_choices(tasks, samplers, learners)
+    total = len(tasks) * len(samplers) * len(counts) * len(seeds)
+    check_work("cells", total, f"{len(tasks)} x {len(samplers)} x {len(counts)} x {len(seeds)} "
+               "(tasks x samplers x counts x seeds), each a training run")
+    cells_dir = make_directory(out / "cells", "data-needs cells directory")
+    cells = []
+    for task in tasks:
+        for sampler in samplers:
+            for count in counts:
+                for seed in seeds:
+                    path = cells_dir / f"{cell_name(task, sampler, count, seed)}.json"
+                    if path.exists():
+                        cell = read_cell(path)
+                    else:
+                        cell = {"format": CELL_FORMAT, **run_cell(task, sampler, count, seed, out, learners)}
+                        write_json(check_output_file(path), cell)
+                    cells.append(cell)
+                    if progress is not None:
+                        progress(len(cells))
+    return cells
+
+
+def read_cell(path: Path) -> dict:
+    """A cell written by an earlier run (size-capped); anything else under that name is refused."""
+    from dfst.io.inputs import read_json_file
+
+    cell = read_json_file(path, "data-needs cell")
+    if not isinstance(cell, dict) or cell.get("format") != CELL_FORMAT:
+        raise DfstError(f"{path} is not a data-needs cell written by dfst; move it or choose another --out")
+    return cell
+
+
+def check_choices(tasks: tuple[str, ...], samplers: tuple[str, ...], learners: tuple[str, ...]) -> None:
+    from dfst.tasks import TASKS
+
+    for kind, given, known in (("task", tasks, TASKS), ("sampler", samplers, SAMPLERS),
+                               ("learner", learners, LEARNERS)):
+        if unknown := [g for g in given if g not in known]:
+            raise DfstError(f"unknown {kind} {unknown[0]!r} (known: {', '.join(known)})")
+
+
+def needs_table(cells: list[dict]) -> list[dict]:
+    """Per (task, sampler, count): seeds, PTOs kept and traces read (medians), each learner's successes."""
+    groups: dict[tuple, list[dict]] = {}
+    for c in cells:
+        groups.setdefault((c["task"], c["sampler"], c["count"]), []).append(c)
+    rows = []
+    for (task, sampler, count), group in sorted(groups.items()):
+        row = {"task": task, "sampler": sampler, "PTOs": count, "seeds": len(group),
+               "traces read (median)": statistics.median(c["read"] for c in group)}
+        for name in LEARNERS:
+            scored = [c["learners"][name]["robust"] for c in group if name in c["learners"]]
+            row[name] = f"{sum(scored)} of {len(scored)}" if scored else "-"
+        row["train CPU s (median)"] = statistics.median(c["train_cpu_seconds"] for c in group)
+        rows.append(row)
+    return rows
+
+
+def plot_needs(cells: list[dict], task: str, path: Path) -> Path:
+    """Success rate against traces read, one panel per sampler, one line per learner."""
+    from dfst.results.plots import plt, save_figure
+
+    samplers = sorted({c["sampler"] for c in cells if c["task"] == task}, key=SAMPLERS.index)
+    fig, axes = plt.subplots(1, len(samplers), figsize=(4.6 * len(samplers), 3.6), dpi=110, squeeze=False)
+    for ax, sampler in zip(axes[0], samplers):
+        rows = [r for r in needs_table(cells) if r["task"] == task and r["sampler"] == sampler]
+        for name in LEARNERS:
+            points = [(r["traces read (median)"], _rate(r[name])) for r in rows if r[name] != "-"]
+            if points:
+                ax.plot(*zip(*points), marker="o", label=name)
+        ax.set_xscale("log")
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_xlabel("expert traces read (median over seeds)")
+        ax.set_title(f"{task}: {sampler} sampler")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel(f"share of seeds robust at {TARGET:,} digits")
+    axes[0][-1].legend(fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, Path(path))
+
+
+def save_report(cells: list[dict], out: Path) -> dict:
+    """OUT/data-needs.json (the cells and the table) and OUT/data-needs-TASK.png, each replaced only
+    where dfst wrote it; returns the report with the files written."""
+    from dfst.io.outputs import check_output_file, write_json
+
+    tasks = sorted({c["task"] for c in cells})
+    figures = {task: check_output_file(out / f"data-needs-{task}.png", force=True) for task in tasks}
+    path = check_output_file(out / "data-needs.json", force=True)
+    report = {"format": "dfst-data-needs", "version": 1, "target_digits": TARGET, "table": needs_table(cells),
+              "cells": cells, "cpu_seconds": round(sum(c["train_cpu_seconds"] for c in cells), 1)}
+    write_json(path, report)
+    drawn = [str(plot_needs(cells, task, figure)) for task, figure in figures.items()]
+    return {**report, "files": [str(path), *drawn]}
+
+
+def _rate(text: str) -> float:
+    won, of = text.split(" of ")
+    return int(won) / int(of)
+
+
+__all__ = ["COLUMNS", "LEARNERS", "data_needs", "needs_table", "plot_needs", "run_cell", "save_report"]

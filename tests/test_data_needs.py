@@ -1,0 +1,67 @@
+"""`dfst bench data-needs`: the table counted right, a real cell (training cut short: the check is the
+bookkeeping, not the learning), cells reused on a re-run, bad choices and foreign files refused."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+import dfst.studies.data_needs as needs
+import dfst.studies.seeds as seeds
+from cli_helpers import assert_one_line_error, run
+from dfst.errors import DfstError
+
+
+def cell(sampler: str, count: int, seed: int, read: int, won: dict) -> dict:
+    return {"task": "add2", "sampler": sampler, "count": count, "seed": seed, "read": read,
+            "train_cpu_seconds": 1.0, "learners": {name: {"robust": ok} for name, ok in won.items()}}
+
+
+def test_the_table_counts_each_learners_seeds_per_point():
+    cells = [cell("uniform", 5, 0, 163, {"default": True, "rpni": False}),
+             cell("uniform", 5, 1, 165, {"default": False, "rpni": False}),
+             cell("contexts", 5, 0, 4195, {"default": True, "rpni": True})]
+    rows = needs.needs_table(cells)
+    assert [(r["sampler"], r["seeds"]) for r in rows] == [("contexts", 1), ("uniform", 2)]
+    uniform = rows[1]
+    assert uniform["default"] == "1 of 2" and uniform["rpni"] == "0 of 2" and uniform["trained"] == "-"
+    assert uniform["traces read (median)"] == 164
+
+
+@pytest.fixture
+def short_training(monkeypatch):
+    recipe = seeds.run_config
+    monkeypatch.setattr(seeds, "run_config", lambda task, seed, overrides: replace(
+        recipe(task, seed, overrides), iters=60, restarts=2, finetune=False))
+
+
+def test_a_cell_scores_every_learner_on_its_own_data_and_is_reused(tmp_path, short_training, monkeypatch):
+    cells = needs.data_needs(tmp_path, ("add2",), (6,), ("uniform",), (0,), ("default", "trained", "rpni"))
+    [found] = cells
+    assert found["kept"] == 6 and found["traces"]["kept"]["runs"] == 6
+    assert found["read"] == found["traces"]["total"] == 6 + found["traces"]["validation"]["runs"]
+    assert set(found["learners"]) == {"default", "trained", "rpni"}
+    assert all(isinstance(s["robust"], bool) for s in found["learners"].values())
+    monkeypatch.setattr(needs, "run_cell", lambda *a, **k: pytest.fail("a finished cell ran again"))
+    again = needs.data_needs(tmp_path, ("add2",), (6,), ("uniform",), (0,), ("default", "trained", "rpni"))
+    assert again == cells
+    report = needs.save_report(cells, tmp_path)
+    assert report["table"] == needs.needs_table(cells) and (tmp_path / "data-needs-add2.png").stat().st_size
+
+
+def test_a_foreign_cell_file_is_refused_and_left_alone(tmp_path):
+    (tmp_path / "cells").mkdir()
+    foreign = tmp_path / "cells" / "add2-uniform-n6-s0.json"
+    foreign.write_text('{"mine": 1}')
+    with pytest.raises(DfstError, match="not a data-needs cell"):
+        needs.data_needs(tmp_path, ("add2",), (6,), ("uniform",), (0,))
+    assert foreign.read_text() == '{"mine": 1}'
+
+
+@pytest.mark.parametrize("option", [("--learners", "default,oracle"), ("--samplers", "cover"),
+                                    ("--counts", "0")])
+def test_bad_choices_are_one_line_errors(tmp_path, capsys, option):
+    code, out, err = run(capsys, "bench", "data-needs", "add2", *option, "--out", tmp_path / "dn")
+    assert_one_line_error(code, err)
+    assert not (tmp_path / "dn").exists()
