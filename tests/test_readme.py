@@ -48,34 +48,24 @@ def tour_commands() -> list[list[str]]:
 
 
 def test_the_headline_table_is_the_stored_results():
+    """The block is what `dfst table --headline` writes from results/, every paper task has its
+    paper row and a row per machine, and the machines' expert runs read are all recorded."""
     from dfst.results import load_results
-    from dfst.results.certified import certified_kind
+    from dfst.studies.headline import MACHINES, MARK_END, MARK_START, headline_rows, markdown
 
-    text = section(README.read_text(), "What it achieves")
-    plan = re.search(r"`dfst reproduce --tasks ([^ `]+) --accept-stored`", text)[1]
-    seeds = {"add2": range(10), "add10": range(10), "mult2": range(10), "mult10": range(3)}
-    assert plan == "add2,add10,mult2,mult10:3"
-    results = load_results(ROOT / "results" / "dfst")
-    rows = table_rows(text)
-    assert [row[0] for row in rows] == list(PAPER)
-    for task, paper_ptos, paper_params, paper_lg, ptos, params, robust, certified, hard_set in rows:
-        assert (paper_ptos, paper_params, paper_lg) == PAPER[task]
-        mine = [r for r in results if r.task == task and r.seed in seeds[task]]
-        model = [r for r in mine if r.system == "DFST"]
-        extracted = [r for r in mine if r.system == "DFST (extracted)"]
-        n = len(seeds[task])
-        assert len(model) == len(extracted) == n
-        assert {f"{r.samples:,} ({r.max_train_digits})" for r in model} == {ptos}
-        low, high = min(r.params for r in model), max(r.params for r in model)  # d grows per seed
-        assert params == (f"{low:,}" if low == high else f"{low:,}-{high:,}")
-        [target] = {r.details["target_digits"] for r in model}
-        assert robust == f"{sum(r.robust_lg >= target for r in model)} of {n} at {target:,}"
-        whole = sum(certified_kind(r) == "all" for r in extracted)  # CERTIFIED, checker ok, no bound
-        assert certified == f"{whole} of {n}"
-        versions = {((r.key or {}).get("eval") or {}).get("hard_set", 1) for r in model}  # 1: before keys
-        held_out = {((r.key or {}).get("eval") or {}).get("held_out", False) for r in model}
-        assert hard_set == f"hard set {versions.pop()}" + (", held out" if held_out == {True} else "")
-        assert not versions and len(held_out) == 1
+    block = README.read_text().split(MARK_START, 1)[1].split(MARK_END, 1)[0]
+    rows = headline_rows(load_results(ROOT / "results"))
+    assert markdown(rows) in block
+    tasks = [row["task"] for row in rows]
+    assert list(dict.fromkeys(tasks)) == list(PAPER)
+    assert all(tasks.count(t) == 1 + len(MACHINES) for t in PAPER)
+    for row in rows:
+        if row["what made the number"].startswith("the paper"):
+            ptos, params, robust = PAPER[row["task"]]
+            assert row["PTOs kept (digits)"].startswith(ptos.replace(" (", " (≤ "))
+            assert row["size"] == f"{params} params" and row["robust LG (median, best)"].startswith(robust)
+        else:
+            assert row["expert runs read (digits)"] != "-"
 
 
 def test_the_comparison_block_is_what_dfst_table_writes(tmp_path, monkeypatch):

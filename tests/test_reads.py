@@ -3,6 +3,7 @@ training's summary, and re-derived for stored results that predate the count (`d
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -39,11 +40,32 @@ def test_a_given_dataset_is_read_as_kept_and_counterexamples_and_validation_add_
 
 def test_a_stored_run_re_derived_reads_what_it_recorded():
     """A stored add2 result recorded `queries` (its candidates and validation, before the fill-up was
-    counted): the re-drawn sampler gives the same candidates, and the fill-up besides."""
+    counted): the re-drawn sampler gives the same candidates, the fill-up besides, and what
+    `dfst migrate --traces` stored."""
     result = next(r for r in load_results(STORED) if r.task == "add2" and r.system == "DFST")
+    stored = result.details.pop("traces")
     traces = Rederived().traces_of(result)
+    assert traces == stored
     assert traces["candidates"]["runs"] + traces["validation"]["runs"] == result.details["queries"]
     assert traces["total"] == result.details["queries"] + traces.get("fill-up", {}).get("runs", 0)
+
+
+def test_migrate_traces_stores_the_reads_and_changes_nothing_else(tmp_path, capsys):
+    results = tmp_path / "results"
+    results.mkdir()
+    source = STORED / "add2-trained-s1.json"
+    before = json.loads(source.read_text())
+    stored = before["details"].pop("traces")
+    (results / source.name).write_text(json.dumps(before))
+    (results / "notes.json").write_text('{"mine": 1}')
+    code, out, err = run(capsys, "migrate", "--traces", "--results", results, "--json")
+    assert code == 0, err
+    assert json.loads(out)["migrated"] == [str(results / source.name)]
+    after = json.loads((results / source.name).read_text())
+    assert after["details"].pop("traces") == stored and after == before
+    assert (results / "notes.json").read_text() == '{"mine": 1}'
+    code, out, _ = run(capsys, "migrate", "--traces", "--results", results, "--json")
+    assert code == 0 and json.loads(out)["migrated"] == []
 
 
 def test_dfst_table_traces_prints_one_row_per_task_and_refuses_two_tables(tmp_path, capsys):

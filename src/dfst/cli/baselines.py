@@ -120,13 +120,19 @@ def study_table(results: Path, readme: Path | None, which: str, **shown: bool) -
 @app.command("migrate")
 def migrate_command(
     results: Path = typer.Option(Path("results"), "--results", help="Directory of result JSON files."),
+    traces: bool = typer.Option(False, "--traces", help="Instead: store in each result of a dfst training "
+                                "run that lacks them the expert runs it read, re-derived from its "
+                                "configuration (dfst table --traces then reads them, not re-derives)."),
     as_json: bool = JsonOption,
 ) -> None:
     """Rewrite, once, the result files written before results carried a format and a version, as the
     current version (the same fields and values); the others are left alone."""
     from dfst.results.store import migrate_results
+    from dfst.studies.traces import record_traces
 
-    rewritten = migrate_results(results)
+    if not results.is_dir():
+        raise DfstError(f"results directory {results} does not exist")
+    rewritten = record_traces(results) if traces else migrate_results(results)
     if as_json:
         return print_json({"migrated": [str(path) for path in rewritten]})
     console.print(f"migrated {len(rewritten)} result files under {results}" +

@@ -52,6 +52,34 @@ class Rederived:
         return self.sampled[key]
 
 
+def record_traces(root: Path, derived: Rederived | None = None) -> list[Path]:
+    """Store the re-derived reads (`Rederived.traces_of`) in every result of a dfst training run under
+    `root` that lacks them, as details["traces"]: nothing else in the file changes, its dfst_version
+    included. Every file is checked (a regular file of dfst's) before any is written. Returns those
+    rewritten."""
+    from dataclasses import replace
+
+    from dfst.io.inputs import read_json
+    from dfst.io.outputs import check_output_file, json_bytes, write_atomic
+    from dfst.results.schema import is_result
+
+    derived = derived or Rederived()
+    found = []
+    for path in sorted(root.rglob("*.json")):
+        data = read_json(path, "result file")
+        if not is_result(data):
+            continue
+        result = Result.from_dict(data, str(path))
+        traces = None if result.system not in MACHINES or result.details.get("traces") else \
+            derived.traces_of(result)
+        if traces is not None:
+            check_output_file(path, force=True)
+            found.append((path, replace(result, details={**result.details, "traces": traces})))
+    for path, result in found:
+        write_atomic(path, json_bytes(result.to_dict()))
+    return [path for path, _ in found]
+
+
 def validation_digits(max_digits: int) -> tuple[int, int]:
     """The lengths training validates at (`dfst.train.validation`): just past the training data's."""
     from dfst.train.validation import VALIDATION_LENGTHS
