@@ -208,6 +208,8 @@ def seeds(text: str) -> list[int]:
 
 def read_points(out: Path) -> list[dict]:
     files = sorted(out.glob("points-*.jsonl"))
+    if not files:
+        raise SystemExit(f"gd_alone: no points-*.jsonl under {out}")
     return [json.loads(line) for f in files for line in f.read_text().splitlines()]
 
 
