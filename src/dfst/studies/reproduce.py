@@ -28,8 +28,8 @@ from dfst.studies.seeds import DEFAULT_TIME_BUDGET, reproduce_seed
 from dfst.train.recipes import RECIPES, TARGET_DIGITS
 
 MARK_START, MARK_END = "<!-- reproduce:start -->", "<!-- reproduce:end -->"
-COLUMNS = ("task", "system", "seeds", "samples", "queries", "max train digits", "trained with", "d", "params",
-           "robust at target",
+COLUMNS = ("task", "system", "seeds", "samples", "expert runs read", "max train digits", "trained with", "d",
+           "params", "robust at target",
            "robust LG (median, min)", "probabilistic LG (median)", "first failing length",
            "certified (all lengths / bounded / none)", "CPU s/seed (median, max)")
 
@@ -97,6 +97,12 @@ def _labelled(progress: Callable[[str, dict], None] | None, label: str) -> Calla
     return None if progress is None else (lambda record: progress(label, record))
 
 
+def expert_runs_read(result: Result) -> int | None:
+    """Every expert run the result's learner read (`dfst.data.reads`), or the older `queries` count
+    (candidates and validation, without the fill-up pairs) where that is all it stored."""
+    return (result.details.get("traces") or {}).get("total", result.details.get("queries"))
+
+
 def _median_known(values: list) -> float | None:
     """The median of the values that are known (None: a run from before they were counted)."""
     known = [v for v in values if v is not None]
@@ -120,7 +126,7 @@ def summary_rows(results: list[Result]) -> list[dict]:
         failing = [r.details["first_failing_digits"] for r in runs if r.details["first_failing_digits"]]
         rows.append({
             "task": task, "system": system, "seeds": len(runs), "samples": runs[0].samples,
-            "queries_median": _median_known([r.details.get("queries") for r in runs]),
+            "queries_median": _median_known([expert_runs_read(r) for r in runs]),
             "trained_with": "; ".join(sorted({trained_with(r.config or {}) for r in runs})),
             "max_train_digits": runs[0].max_train_digits, "d": runs[0].details["d"],
             "d_range": [min(r.details["d"] for r in runs), max(r.details["d"] for r in runs)],
@@ -277,7 +283,7 @@ def display(row: dict) -> dict:
     failing = row["first_failing_min"]
     queries = row.get("queries_median")
     return {"task": row["task"], "system": row["system"], "seeds": row["seeds"], "samples": row["samples"],
-            "queries": "-" if queries is None else f"{queries:,.0f}",
+            "expert runs read": "-" if queries is None else f"{queries:,.0f}",
             "max train digits": row["max_train_digits"],
             "trained with": row.get("trained_with", "-"), "d": _d_text(row), "params": _params_text(row),
             "robust at target": f"{row['successes']}/{row['seeds']} at {row['target_digits']:,}",
