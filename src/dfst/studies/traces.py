@@ -4,7 +4,8 @@
 A result trained since runs recorded their reads carries them (details["traces"]). An older one is
 re-derived from its configuration: the sampler is run again with the result's task, samples, length
 and seed (samplers are seeded, so it draws what the run drew), and the validation PTOs are the count
-the run stored with its automaton. A result whose data came from elsewhere (a file) gives None.
+the run stored with its automaton. A result whose data came from elsewhere (a file) or whose expert
+was a user's agent gives None (shown as "-").
 """
 
 from __future__ import annotations
@@ -33,9 +34,12 @@ class Rederived:
         """The result's reads: stored, or re-derived from its configuration (module docstring)."""
         if result.details.get("traces"):
             return result.details["traces"]
+        from dfst.tasks import TASKS
+
         config = result.config or {}
-        if config.get("data") or not {"sampler", "samples", "max_digits", "seed"} <= set(config):
-            return None
+        if config.get("data") or config.get("agent") or result.task not in TASKS or \
+                not {"sampler", "samples", "max_digits", "seed"} <= set(config):
+            return None  # data from a file, or a user's agent: nothing to sample again
         sampling = self.sampling(result.task, config["sampler"], config["samples"], config["max_digits"],
                                  config["seed"])
         checked = ((result.details.get("extracted") or {}).get("validation") or {}).get("samples")
