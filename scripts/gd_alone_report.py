@@ -59,6 +59,24 @@ def table(points: list[dict]) -> str:
     return "\n".join(rows)
 
 
+def states_table(points: list[dict]) -> str:
+    """Per group: the runs whose own weights are robust at 1,000 digits, and those that are not, by
+    the states of the automaton read off them (the expert's count, more, or none read off)."""
+    header = ("d", "lr", "data", "robust at 1,000: states read off = expert's / other",
+              "not robust at 1,000: = expert's / more / fewer / none")
+    rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    by_group: dict[tuple, list[dict]] = {}
+    for run in finals(points):
+        by_group.setdefault(group_of(run), []).append(run)
+    for key in sorted(by_group):
+        robust = [r for r in by_group[key] if r["robust"] >= 1000]
+        other = [r for r in by_group[key] if r["robust"] < 1000]
+        same = sum(r["states"] == r["expert_states"] for r in robust)
+        rows.append(f"| {key[1]} | {key[2]} | {key[3]} | {same} / {len(robust) - same} | "
+                    f"{states_words(other)} |")
+    return "\n".join(rows)
+
+
 def exact_share(runs: list[dict], digits: str) -> float:
     """The median over runs of the share of instances exact at `digits` digits."""
     shares = []
@@ -109,3 +127,5 @@ def plot(points: list[dict], path: Path) -> None:
 def report(points: list[dict], figure: Path) -> None:
     plot(points, figure)
     print(table(points))
+    print()
+    print(states_table(points))
