@@ -3,6 +3,7 @@ bookkeeping, not the learning), cells reused on a re-run, bad choices and foreig
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -63,5 +64,27 @@ def test_a_foreign_cell_file_is_refused_and_left_alone(tmp_path):
                                     ("--counts", "0")])
 def test_bad_choices_are_one_line_errors(tmp_path, capsys, option):
     code, out, err = run(capsys, "bench", "data-needs", "add2", *option, "--out", tmp_path / "dn")
+    assert_one_line_error(code, err)
+    assert not (tmp_path / "dn").exists()
+
+
+def test_a_users_agent_is_the_expert_of_its_own_cells(tmp_path, short_training):
+    from dfst.tasks import TASKS
+
+    agent = dict(TASKS["add2"].agent.to_dict(), name="mine")
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(agent))
+    [found] = needs.data_needs(tmp_path / "dn", ("add2",), (6,), ("uniform",), (0,), ("trained", "rpni"),
+                               agent=path)
+    assert found["task"] == "add2+mine" and found["agent"] == str(path)
+    assert (tmp_path / "dn" / "cells" / "add2+mine-uniform-n6-s0.json").exists()
+    config = json.loads((tmp_path / "dn" / "runs" / "add2+mine-uniform-n6-s0" / "config.json").read_text())
+    assert config["train"]["agent"] == str(path) and config["data"]["summary"]["agent"] == "mine"
+
+
+def test_a_bad_agent_is_refused_before_any_cell(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"states": []}')
+    code, _, err = run(capsys, "bench", "data-needs", "add2", "--agent", bad, "--out", tmp_path / "dn")
     assert_one_line_error(code, err)
     assert not (tmp_path / "dn").exists()

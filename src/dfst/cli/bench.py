@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from dfst.cli.app import (
+    AgentOption,
     JsonOption,
     MarkdownOption,
     TaskArgument,
@@ -174,6 +175,7 @@ def bench_data_needs_command(
                                  "--learners", help="Learners scored on each cell's data."),
     out: Path = typer.Option(Path("runs/data-needs"), "--out", help="Cells and training runs (finished "
                              "ones are reused); the report and one figure per task land here too."),
+    agent_file: Path = AgentOption,
     markdown: bool = MarkdownOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -189,7 +191,7 @@ def bench_data_needs_command(
     total = len(names) * len(chosen["samplers"]) * len(counted) * len(seeded)
     with progress_bar("data-needs cells", total, quiet=as_json or markdown) as update:
         cells = data_needs(out, names, counted, chosen["samplers"], seeded, chosen["learners"],
-                           progress=update)
+                           progress=update, agent=agent_file)
     report = save_report(cells, out)
     rows = needs_table(cells)
     if as_json:

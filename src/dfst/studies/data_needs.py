@@ -34,31 +34,36 @@ CELL_FORMAT = "dfst-data-needs-cell"
 DIGITS = (10, 100, 1000)
 
 
-def cell_name(task: str, sampler: str, count: int, seed: int) -> str:
-    return f"{task}-{sampler}-n{count}-s{seed}"
+def cell_name(task: str, sampler: str, count: int, seed: int, agent: Path | None = None) -> str:
+    """`add2-uniform-n20-s0`, or `add2+myagent-uniform-n20-s0` with a user's agent as the expert."""
+    return f"{task}{'' if agent is None else '+' + Path(agent).stem}-{sampler}-n{count}-s{seed}"
 
 
 def run_cell(task: str, sampler: str, count: int, seed: int, out: Path,
-             learners: tuple[str, ...] = LEARNERS) -> dict:
-    """Train once, score each learner on the cell's data (module docstring); the cell as plain JSON."""
+             learners: tuple[str, ...] = LEARNERS, agent: Path | None = None) -> dict:
+    """Train once, score each learner on the cell's data (module docstring); the cell as plain JSON.
+    `agent`: a user's agent JSON is the expert, on the task's layout, its own answers the reference."""
     from dfst.data.pto import load_dataset
     from dfst.studies.seeds import run_config
-    from dfst.tasks import get_task
+    from dfst.tasks.own_agent import resolve_task
     from dfst.train.loop import train
 
-    cfg = run_config(task, seed, {"samples": count, "sampler": sampler, "eval_every": 0})
-    run = out / "runs" / cell_name(task, sampler, count, seed)
+    cfg = run_config(task, seed, {"samples": count, "sampler": sampler, "eval_every": 0,
+                                  "agent": None if agent is None else str(agent)})
+    run = out / "runs" / cell_name(task, sampler, count, seed, agent)
     start = time.process_time()
     summary = train(cfg, run, resume=True)
     train_cpu = time.process_time() - start
     data = load_dataset(run / "data.pto.zip")
     pairs = {(a, b) for a, b in data.operands}
-    expert = get_task(task)
+    expert = resolve_task(task, agent)
     scores = {name: _score_checkpoint(expert, run / CHECKPOINTS[name], pairs)
               for name in learners if name in CHECKPOINTS}
     for name in (n for n in learners if n not in CHECKPOINTS):
         scores[name] = _score_learned(expert, data, name, pairs)
-    return {"task": task, "sampler": sampler, "count": count, "seed": seed, "target_digits": TARGET,
+    label = task if agent is None else f"{task}+{Path(agent).stem}"  # the table's and figure's name
+    return {"task": label, "agent": None if agent is None else str(agent), "sampler": sampler, "count": count,
+            "seed": seed, "target_digits": TARGET,
             "kept": summary["samples"], "traces": summary["traces"], "read": summary["traces"]["total"],
             "train_cpu_seconds": round(train_cpu, 1), "learners": scores}
 
@@ -91,12 +96,18 @@ def _score_learned(task, data, learner: str, pairs: set) -> dict:
 
 def data_needs(out: Path, tasks: tuple[str, ...], counts: tuple[int, ...], samplers: tuple[str, ...],
                seeds: tuple[int, ...], learners: tuple[str, ...] = LEARNERS,
-               progress: Callable[[int], None] | None = None) -> list[dict]:
-    """Every cell under OUT/cells (those already there are read, not run again)."""
+               progress: Callable[[int], None] | None = None, agent: Path | None = None) -> list[dict]:
+    """Every cell under OUT/cells (those already there are read, not run again); `agent`: a user's
+    agent JSON as every task's expert (checked before any work)."""
     from dfst.io.limits import check_work
     from dfst.io.outputs import check_output_file, make_directory, write_json
 
     check_choices(tasks, samplers, learners)
+    if agent is not None:
+        from dfst.tasks.own_agent import resolve_task
+
+        for task in tasks:
+            resolve_task(task, agent)  # a one-line error now, not after the first cells
     total = len(tasks) * len(samplers) * len(counts) * len(seeds)
     check_work("cells", total, f"{len(tasks)} x {len(samplers)} x {len(counts)} x {len(seeds)} "
                "(tasks x samplers x counts x seeds), each a training run")
@@ -106,11 +117,12 @@ def data_needs(out: Path, tasks: tuple[str, ...], counts: tuple[int, ...], sampl
         for sampler in samplers:
             for count in counts:
                 for seed in seeds:
-                    path = cells_dir / f"{cell_name(task, sampler, count, seed)}.json"
+                    path = cells_dir / f"{cell_name(task, sampler, count, seed, agent)}.json"
                     if path.exists():
                         cell = read_cell(path)
                     else:
-                        cell = {"format": CELL_FORMAT, **run_cell(task, sampler, count, seed, out, learners)}
+                        cell = {"format": CELL_FORMAT,
+                                **run_cell(task, sampler, count, seed, out, learners, agent)}
                         write_json(check_output_file(path), cell)
                     cells.append(cell)
                     if progress is not None:
