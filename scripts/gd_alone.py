@@ -84,7 +84,9 @@ def read_data(task_name: str, seed: int) -> PtoDataset:
     validation = validation_set(task, longest, seed)
     instances = pool + kept_instances(kept) + kept_instances(validation)
     unique = list({(i.a, i.b): i for i in instances}.values())
-    return oracle_dataset(task, unique, seed, {"rule": "read", "queries": len(unique)})
+    widest = max(max(len(i.a), len(i.b)) for i in unique)
+    sampling = {"rule": "read", "min_digits": 1, "max_digits": widest, "queries": len(unique)}
+    return oracle_dataset(task, unique, seed, sampling)
 
 
 def kept_instances(data: PtoDataset) -> list:

@@ -79,3 +79,10 @@ def test_dfst_table_traces_prints_one_row_per_task_and_refuses_two_tables(tmp_pa
     assert len(rows) == 1 and rows[0]["seeds"] == "2 of 2" and rows[0]["expert runs read (digits)"] in out
     code, _, err = run(capsys, "table", "--traces", "--headline", "--results", results)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_dataset_made_in_python_without_lengths_is_counted_at_its_own():
+    traces = traces_read({"rule": "read", "queries": 249}, 249, None, lengths=(1, 6))
+    assert traces["candidates"] == {"runs": 249, "digits": [1, 6]} and traces["total"] == 249
+    with pytest.raises(ValueError, match="lengths"):
+        traces_read({"rule": "read", "queries": 249}, 249)

@@ -20,12 +20,17 @@ def part(runs: int, digits: tuple[int, int] | list[int]) -> dict:
     return {"runs": int(runs), "digits": [int(digits[0]), int(digits[1])]}
 
 
-def traces_read(sampling: dict, samples: int, validation: dict | None = None) -> dict:
+def traces_read(sampling: dict, samples: int, validation: dict | None = None,
+                lengths: tuple[int, int] | None = None) -> dict:
     """The parts (module docstring) of a dataset's `sampling` record and its `samples` PTOs, with the
-    validation part (`part`) if the run was validated, and their `total`."""
+    validation part (`part`) if the run was validated, and their `total`. The sampler's lengths are
+    its record's, else `lengths` (the data's own shortest and longest operands)."""
     counterexamples = [tuple(pair) for pair in sampling.get("counterexamples", [])]
     drawn = samples - len(counterexamples)  # the sampler's own PTOs
-    lengths = (sampling.get("min_digits", 1), sampling["max_digits"])
+    if "max_digits" in sampling:
+        lengths = (sampling.get("min_digits", 1), sampling["max_digits"])
+    elif lengths is None:
+        raise ValueError("traces_read needs the sampling record's lengths or the data's")
     parts = {}
     if sampling.get("queries") is not None:
         parts["candidates"] = part(sampling["queries"], lengths)

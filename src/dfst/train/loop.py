@@ -349,7 +349,7 @@ def _reads(data: dict, validation: PtoDataset | None) -> dict:
     """{"traces": every expert run the run read, by part, "queries": their total} (`dfst.data.reads`)."""
     checked = None if validation is None else part(validation.samples, (validation.sampling["min_digits"],
                                                                          validation.sampling["max_digits"]))
-    traces = traces_read(data["sampling"], data["samples"], checked)
+    traces = traces_read(data["sampling"], data["samples"], checked, (data["digits_min"], data["digits_max"]))
     return {"traces": traces, "queries": traces["total"]}
 
 
