@@ -77,6 +77,20 @@ def states_table(points: list[dict]) -> str:
     return "\n".join(rows)
 
 
+def iterations_table(points: list[dict]) -> str:
+    """Per group and checkpoint: runs measured there, and how many were robust at 10, 1,000 and 10,000
+    digits (100,000 is tested only at the end): robust length against iterations."""
+    header = ("d", "lr", "data", "iteration", "runs", "robust at 10 / 1,000 / 10,000")
+    rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    by_checkpoint: dict[tuple, list[int]] = {}
+    for p in points:
+        by_checkpoint.setdefault((*group_of(p)[1:], p["iteration"]), []).append(p["robust"])
+    for (d, lr, data, iteration), robust in sorted(by_checkpoint.items()):
+        counts = " / ".join(str(sum(r >= t for r in robust)) for t in (10, 1000, 10_000))
+        rows.append(f"| {d} | {lr} | {data} | {iteration:,} | {len(robust)} | {counts} |")
+    return "\n".join(rows)
+
+
 def exact_share(runs: list[dict], digits: str) -> float:
     """The median over runs of the share of instances exact at `digits` digits."""
     shares = []
@@ -129,3 +143,5 @@ def report(points: list[dict], figure: Path) -> None:
     print(table(points))
     print()
     print(states_table(points))
+    print()
+    print(iterations_table(points))

@@ -28,3 +28,10 @@ def test_each_run_counts_once_at_its_last_checkpoint():
     assert cells[11] == "1 / 1 / 0 / 1"
     [states] = [line for line in report.states_table(points).splitlines() if line.startswith("| 12")]
     assert [c.strip() for c in states.strip("|").split("|")][3:] == ["1 / 0", "0 / 1 / 0 / 1"]
+
+
+def test_robust_length_against_iterations_counts_every_checkpoint():
+    points = [point(0, 0, 100_000, 0, 12), point(0, 0, 200_000, 100_000, 9), point(0, 1, 200_000, 10, 11)]
+    rows = [line for line in report.iterations_table(points).splitlines() if line.startswith("| 12")]
+    assert [[c.strip() for c in r.strip("|").split("|")][3:] for r in rows] == [
+        ["100,000", "1", "0 / 0 / 0"], ["200,000", "2", "2 / 1 / 1"]]
