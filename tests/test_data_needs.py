@@ -14,9 +14,10 @@ from cli_helpers import assert_one_line_error, run
 from dfst.errors import DfstError
 
 
-def cell(sampler: str, count: int, seed: int, read: int, won: dict) -> dict:
+def cell(sampler: str, count: int, seed: int, read: int, won: dict, missing: int = 1) -> dict:
     return {"task": "add2", "sampler": sampler, "count": count, "seed": seed, "read": read,
-            "train_cpu_seconds": 1.0, "learners": {name: {"robust": ok} for name, ok in won.items()}}
+            "train_cpu_seconds": 1.0, "learners": {name: {"robust": ok} for name, ok in won.items()},
+            "rules_missing": missing}
 
 
 def test_the_table_counts_each_learners_seeds_per_point():
@@ -30,6 +31,13 @@ def test_the_table_counts_each_learners_seeds_per_point():
     assert uniform["traces read (median)"] == 164
 
 
+def test_the_table_names_the_learners_that_fail_where_every_rule_was_seen():
+    cells = [cell("uniform", 40, 0, 200, {"default": True, "trained": False, "rpni": False}, missing=0),
+             cell("uniform", 40, 1, 200, {"default": False, "trained": False, "rpni": False}, missing=2)]
+    [row] = needs.needs_table(cells)
+    assert row["seeds with every rule seen"] == 1 and row["fails with every rule seen"] == "trained 1, rpni 1"
+
+
 @pytest.fixture
 def short_training(monkeypatch):
     recipe = seeds.run_config
@@ -40,7 +48,7 @@ def short_training(monkeypatch):
 def test_a_cell_scores_every_learner_on_its_own_data_and_is_reused(tmp_path, short_training, monkeypatch):
     cells = needs.data_needs(tmp_path, ("add2",), (6,), ("uniform",), (0,), ("default", "trained", "rpni"))
     [found] = cells
-    assert found["kept"] == 6 and found["traces"]["kept"]["runs"] == 6
+    assert found["kept"] == 6 and found["traces"]["kept"]["runs"] == 6 and 0 <= found["rules_missing"] < 24
     assert found["read"] == found["traces"]["total"] == 6 + found["traces"]["validation"]["runs"]
     assert set(found["learners"]) == {"default", "trained", "rpni"}
     assert all(isinstance(s["robust"], bool) for s in found["learners"].values())

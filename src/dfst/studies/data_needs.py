@@ -26,7 +26,8 @@ from pathlib import Path
 from dfst.errors import DfstError
 
 LEARNERS = ("default", "extracted", "trained", "rpni", "edsm")
-COLUMNS = ("task", "sampler", "PTOs", "seeds", "traces read (median)", *LEARNERS, "train CPU s (median)")
+COLUMNS = ("task", "sampler", "PTOs", "seeds", "traces read (median)", *LEARNERS,
+           "seeds with every rule seen", "fails with every rule seen", "train CPU s (median)")
 CHECKPOINTS = {"default": "model", "extracted": "extracted", "trained": "trained"}
 SAMPLERS = ("uniform", "contexts")
 TARGET = 1000
@@ -63,9 +64,19 @@ def run_cell(task: str, sampler: str, count: int, seed: int, out: Path,
         scores[name] = _score_learned(expert, data, name, pairs)
     label = task if agent is None else f"{task}+{Path(agent).stem}"  # the table's and figure's name
     return {"task": label, "agent": None if agent is None else str(agent), "sampler": sampler, "count": count,
-            "seed": seed, "target_digits": TARGET,
+            "seed": seed, "target_digits": TARGET, "rules_missing": rules_missing(expert, data),
             "kept": summary["samples"], "traces": summary["traces"], "read": summary["traces"]["total"],
             "train_cpu_seconds": round(train_cpu, 1), "learners": scores}
+
+
+def rules_missing(expert, data) -> int:
+    """How many of the expert's rules the cell's PTOs never exercise: a diagnosis that reads the
+    expert's states (no learner sees it), to tell data that determine the algorithm from data that
+    do not."""
+    from dfst.data.coverage import coverage
+    from dfst.data.pto import dataset_instances
+
+    return len(coverage(expert, dataset_instances(expert, data, "the cell's PTOs"))[1])
 
 
 def _score_checkpoint(task, directory: Path, pairs: set) -> dict:
@@ -120,6 +131,8 @@ def data_needs(out: Path, tasks: tuple[str, ...], counts: tuple[int, ...], sampl
                     path = cells_dir / f"{cell_name(task, sampler, count, seed, agent)}.json"
                     if path.exists():
                         cell = read_cell(path)
+                        if "rules_missing" not in cell:  # a cell from before the diagnosis
+                            cell["rules_missing"] = _missing_of_run(out, task, sampler, count, seed, agent)
                     else:
                         cell = {"format": CELL_FORMAT,
                                 **run_cell(task, sampler, count, seed, out, learners, agent)}
@@ -128,6 +141,14 @@ def data_needs(out: Path, tasks: tuple[str, ...], counts: tuple[int, ...], sampl
                     if progress is not None:
                         progress(len(cells))
     return cells
+
+
+def _missing_of_run(out: Path, task: str, sampler: str, count: int, seed: int, agent: Path | None) -> int:
+    from dfst.data.pto import load_dataset
+    from dfst.tasks.own_agent import resolve_task
+
+    run = out / "runs" / cell_name(task, sampler, count, seed, agent)
+    return rules_missing(resolve_task(task, agent), load_dataset(run / "data.pto.zip"))
 
 
 def read_cell(path: Path) -> dict:
@@ -161,6 +182,11 @@ def needs_table(cells: list[dict]) -> list[dict]:
         for name in LEARNERS:
             scored = [c["learners"][name]["robust"] for c in group if name in c["learners"]]
             row[name] = f"{sum(scored)} of {len(scored)}" if scored else "-"
+        determined = [c for c in group if c.get("rules_missing") == 0]
+        row["seeds with every rule seen"] = len(determined)
+        failed = {name: sum(not c["learners"][name]["robust"] for c in determined if name in c["learners"])
+                  for name in LEARNERS}
+        row["fails with every rule seen"] = ", ".join(f"{n} {k}" for n, k in failed.items() if k) or "-"
         row["train CPU s (median)"] = statistics.median(c["train_cpu_seconds"] for c in group)
         rows.append(row)
     return rows
