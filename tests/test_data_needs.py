@@ -55,6 +55,12 @@ def test_a_cell_scores_every_learner_on_its_own_data_and_is_reused(tmp_path, sho
     monkeypatch.setattr(needs, "run_cell", lambda *a, **k: pytest.fail("a finished cell ran again"))
     again = needs.data_needs(tmp_path, ("add2",), (6,), ("uniform",), (0,), ("default", "trained", "rpni"))
     assert again == cells
+    assert needs.all_cells(tmp_path) == cells  # the report's cells: every one under OUT/cells
+    path = tmp_path / "cells" / "add2-uniform-n6-s0.json"
+    older = json.loads(path.read_text())
+    missing = older.pop("rules_missing")
+    path.write_text(json.dumps(older))  # a cell written before the diagnosis: counted from its run
+    assert needs.all_cells(tmp_path)[0]["rules_missing"] == missing
     report = needs.save_report(cells, tmp_path)
     assert report["table"] == needs.needs_table(cells) and (tmp_path / "data-needs-add2.png").stat().st_size
 

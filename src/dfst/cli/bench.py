@@ -181,8 +181,9 @@ def bench_data_needs_command(
 ) -> None:
     """What each learner needs: per task, sampler and PTO count, how many seeds each learner gets
     robust at 1,000 digits (the default recipe's three machines, RPNI and EDSM on the same PTOs),
-    against the expert traces the data read (docs/research/data-needs.md)."""
-    from dfst.studies.data_needs import COLUMNS, data_needs, needs_table, save_report
+    against the expert traces the data read (docs/research/data-needs.md). The report covers every
+    cell in --out, so further seeds or counts can be run into it."""
+    from dfst.studies.data_needs import COLUMNS, all_cells, data_needs, needs_table, save_report
 
     names = tuple(t.strip() for t in tasks.split(",") if t.strip())
     chosen = {"samplers": tuple(x.strip() for x in samplers.split(",") if x.strip()),
@@ -190,8 +191,9 @@ def bench_data_needs_command(
     counted, seeded = parse_lengths(counts, "--counts"), parse_int_list(seeds, "--seeds")
     total = len(names) * len(chosen["samplers"]) * len(counted) * len(seeded)
     with progress_bar("data-needs cells", total, quiet=as_json or markdown) as update:
-        cells = data_needs(out, names, counted, chosen["samplers"], seeded, chosen["learners"],
-                           progress=update, agent=agent_file)
+        data_needs(out, names, counted, chosen["samplers"], seeded, chosen["learners"], progress=update,
+                   agent=agent_file)
+    cells = all_cells(out)  # this run's and those already there
     report = save_report(cells, out)
     rows = needs_table(cells)
     if as_json:

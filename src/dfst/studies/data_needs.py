@@ -13,7 +13,8 @@ The x-axis of a sampler is what its learner reads (`dfst.data.reads`): "uniform"
 nothing else (the paper's setting: N drawn uniformly at the training length); "contexts" (the default)
 reads a candidate pool, fill-up pairs and validation PTOs besides, so its points sit at the traces read,
 with the PTOs kept beside them. Cells are files under OUT/cells/ (a re-run skips those there); the report
-is a table per (task, sampler, count) and one figure per task.
+covers every cell there, whichever invocation ran it: a table per (task, sampler, count) and one figure
+per task.
 """
 
 from __future__ import annotations
@@ -131,8 +132,6 @@ def data_needs(out: Path, tasks: tuple[str, ...], counts: tuple[int, ...], sampl
                     path = cells_dir / f"{cell_name(task, sampler, count, seed, agent)}.json"
                     if path.exists():
                         cell = read_cell(path)
-                        if "rules_missing" not in cell:  # a cell from before the diagnosis
-                            cell["rules_missing"] = _missing_of_run(out, task, sampler, count, seed, agent)
                     else:
                         cell = {"format": CELL_FORMAT,
                                 **run_cell(task, sampler, count, seed, out, learners, agent)}
@@ -149,6 +148,18 @@ def _missing_of_run(out: Path, task: str, sampler: str, count: int, seed: int, a
 
     run = out / "runs" / cell_name(task, sampler, count, seed, agent)
     return rules_missing(resolve_task(task, agent), load_dataset(run / "data.pto.zip"))
+
+
+def all_cells(out: Path) -> list[dict]:
+    """Every cell under OUT/cells, whichever invocation ran it: the report of a directory grows as
+    further seeds or counts are run into it."""
+    cells = [read_cell(path) for path in sorted((out / "cells").glob("*.json"))]
+    for cell in cells:
+        if "rules_missing" not in cell:  # a cell from before the diagnosis
+            agent = None if cell.get("agent") is None else Path(cell["agent"])
+            cell["rules_missing"] = _missing_of_run(out, cell["task"].split("+")[0], cell["sampler"],
+                                                    cell["count"], cell["seed"], agent)
+    return cells
 
 
 def read_cell(path: Path) -> dict:
@@ -235,4 +246,5 @@ def _rate(text: str) -> float:
     return int(won) / int(of)
 
 
-__all__ = ["COLUMNS", "LEARNERS", "data_needs", "needs_table", "plot_needs", "run_cell", "save_report"]
+__all__ = ["COLUMNS", "LEARNERS", "all_cells", "data_needs", "needs_table", "plot_needs", "run_cell",
+           "save_report"]
