@@ -204,20 +204,24 @@ def needs_table(cells: list[dict]) -> list[dict]:
 
 
 def plot_needs(cells: list[dict], task: str, path: Path) -> Path:
-    """Success rate against traces read, one panel per sampler, one line per learner."""
+    """Success rate against the PTOs kept, each tick also naming the expert traces read there; one
+    panel per sampler, one line per learner (nudged apart, so that equal lines stay visible)."""
     from dfst.results.plots import plt, save_figure
 
     samplers = sorted({c["sampler"] for c in cells if c["task"] == task}, key=SAMPLERS.index)
-    fig, axes = plt.subplots(1, len(samplers), figsize=(4.6 * len(samplers), 3.6), dpi=110, squeeze=False)
+    fig, axes = plt.subplots(1, len(samplers), figsize=(5 * len(samplers), 3.8), dpi=110, squeeze=False)
     for ax, sampler in zip(axes[0], samplers):
         rows = [r for r in needs_table(cells) if r["task"] == task and r["sampler"] == sampler]
-        for name in LEARNERS:
-            points = [(r["traces read (median)"], _rate(r[name])) for r in rows if r[name] != "-"]
+        for i, (name, marker) in enumerate(zip(LEARNERS, "osD^v")):
+            points = [(r["PTOs"] * 1.04 ** (i - 2), _rate(r[name])) for r in rows if r[name] != "-"]
             if points:
-                ax.plot(*zip(*points), marker="o", label=name)
+                ax.plot(*zip(*points), marker=marker, alpha=0.8, label=name)
         ax.set_xscale("log")
+        ax.set_xticks([r["PTOs"] for r in rows],
+                      [f"{r['PTOs']}\n{r['traces read (median)']:,.0f}" for r in rows], fontsize=8)
+        ax.minorticks_off()
         ax.set_ylim(-0.05, 1.05)
-        ax.set_xlabel("expert traces read (median over seeds)")
+        ax.set_xlabel("PTOs kept (below: expert traces read, median)")
         ax.set_title(f"{task}: {sampler} sampler")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel(f"share of seeds robust at {TARGET:,} digits")
