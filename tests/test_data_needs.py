@@ -46,7 +46,15 @@ def short_training(monkeypatch):
 
 
 def test_a_cell_scores_every_learner_on_its_own_data_and_is_reused(tmp_path, short_training, monkeypatch):
+    import dfst.baselines.rpni as rpni
+    from dfst.data.pto import load_dataset
+
+    held_out, scored = [], rpni.evaluate_weights
+    monkeypatch.setattr(rpni, "evaluate_weights", lambda *a: held_out.append(set(a[4])) or scored(*a))
     cells = needs.data_needs(tmp_path, ("add2",), (6,), ("uniform",), (0,), ("default", "trained", "rpni"))
+    run = tmp_path / "runs" / "add2-uniform-n6-s0"
+    read = {*load_dataset(run / "data.pto.zip").operands, *load_dataset(run / "validation.pto.zip").operands}
+    assert held_out and all(pairs == read for pairs in held_out)  # nothing the learner read is scored
     [found] = cells
     assert found["kept"] == 6 and found["traces"]["kept"]["runs"] == 6 and 0 <= found["rules_missing"] < 24
     assert found["read"] == found["traces"]["total"] == 6 + found["traces"]["validation"]["runs"]

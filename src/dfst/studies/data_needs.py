@@ -36,9 +36,14 @@ CELL_FORMAT = "dfst-data-needs-cell"
 DIGITS = (10, 100, 1000)
 
 
+def cell_task(task: str, agent: Path | None = None) -> str:
+    """The name a cell's task goes by: `add2`, or `add2+myagent` with a user's agent as the expert."""
+    return task if agent is None else f"{task}+{Path(agent).stem}"
+
+
 def cell_name(task: str, sampler: str, count: int, seed: int, agent: Path | None = None) -> str:
     """`add2-uniform-n20-s0`, or `add2+myagent-uniform-n20-s0` with a user's agent as the expert."""
-    return f"{task}{'' if agent is None else '+' + Path(agent).stem}-{sampler}-n{count}-s{seed}"
+    return f"{cell_task(task, agent)}-{sampler}-n{count}-s{seed}"
 
 
 def run_cell(task: str, sampler: str, count: int, seed: int, out: Path,
@@ -46,9 +51,11 @@ def run_cell(task: str, sampler: str, count: int, seed: int, out: Path,
     """Train once, score each learner on the cell's data (module docstring); the cell as plain JSON.
     `agent`: a user's agent JSON is the expert, on the task's layout, its own answers the reference."""
     from dfst.data.pto import load_dataset
+    from dfst.protocol.eval_files import held_out_of
     from dfst.studies.seeds import run_config
     from dfst.tasks.own_agent import resolve_task
     from dfst.train.loop import train
+    from dfst.train.rundir import MODEL_DIR
 
     cfg = run_config(task, seed, {"samples": count, "sampler": sampler, "eval_every": 0,
                                   "agent": None if agent is None else str(agent)})
@@ -57,15 +64,15 @@ def run_cell(task: str, sampler: str, count: int, seed: int, out: Path,
     summary = train(cfg, run, resume=True)
     train_cpu = time.process_time() - start
     data = load_dataset(run / "data.pto.zip")
-    pairs = {(a, b) for a, b in data.operands}
+    pairs = held_out_of(run / MODEL_DIR)[0].pairs  # the PTOs kept and the validation PTOs: both were read
     expert = resolve_task(task, agent)
     scores = {name: _score_checkpoint(expert, run / CHECKPOINTS[name], pairs)
               for name in learners if name in CHECKPOINTS}
     for name in (n for n in learners if n not in CHECKPOINTS):
         scores[name] = _score_learned(expert, data, name, pairs)
-    label = task if agent is None else f"{task}+{Path(agent).stem}"  # the table's and figure's name
-    return {"task": label, "agent": None if agent is None else str(agent), "sampler": sampler, "count": count,
-            "seed": seed, "target_digits": TARGET, "rules_missing": rules_missing(expert, data),
+    return {"task": cell_task(task, agent), "agent": None if agent is None else str(agent),
+            "sampler": sampler, "count": count, "seed": seed, "target_digits": TARGET,
+            "rules_missing": rules_missing(expert, data),
             "kept": summary["samples"], "traces": summary["traces"], "read": summary["traces"]["total"],
             "train_cpu_seconds": round(train_cpu, 1), "learners": scores}
 
@@ -80,7 +87,7 @@ def rules_missing(expert, data) -> int:
     return len(coverage(expert, dataset_instances(expert, data, "the cell's PTOs"))[1])
 
 
-def _score_checkpoint(task, directory: Path, pairs: set) -> dict:
+def _score_checkpoint(task, directory: Path, pairs: frozenset) -> dict:
     """A run's checkpoint scored on the ladder; a learner whose checkpoint is missing failed."""
     from dfst.baselines.rpni import evaluate_weights
     from dfst.grid.rollout import DfstWeights
@@ -93,7 +100,7 @@ def _score_checkpoint(task, directory: Path, pairs: set) -> dict:
     return {"robust_max_digits": found["robust_max_digits"], "robust": found["robust_max_digits"] >= TARGET}
 
 
-def _score_learned(task, data, learner: str, pairs: set) -> dict:
+def _score_learned(task, data, learner: str, pairs: frozenset) -> dict:
     """RPNI or EDSM on the cell's PTOs, its automaton compiled and scored as a checkpoint is."""
     from dfst.baselines.rpni import evaluate_agent
     from dfst.extract import extract
@@ -210,8 +217,9 @@ def plot_needs(cells: list[dict], task: str, path: Path) -> Path:
 
     samplers = sorted({c["sampler"] for c in cells if c["task"] == task}, key=SAMPLERS.index)
     fig, axes = plt.subplots(1, len(samplers), figsize=(5 * len(samplers), 3.8), dpi=110, squeeze=False)
+    table = needs_table([c for c in cells if c["task"] == task])
     for ax, sampler in zip(axes[0], samplers):
-        rows = [r for r in needs_table(cells) if r["task"] == task and r["sampler"] == sampler]
+        rows = [r for r in table if r["sampler"] == sampler]
         for i, (name, marker) in enumerate(zip(LEARNERS, "osD^v")):
             points = [(r["PTOs"] * 1.04 ** (i - 2), _rate(r[name])) for r in rows if r[name] != "-"]
             if points:
