@@ -283,21 +283,21 @@ def replace_between(text: str, start_mark: str, end_mark: str, block: str, where
 
 def check_rewritable(path: str | Path, start_mark: str, end_mark: str) -> None:
     """Refuse, before any work, a file `rewrite_between` would refuse (no marked block, not a file)."""
-    from dfst.io.inputs import read_text
-
-    refuse_special(Path(path), "file to rewrite")
-    text = read_text(Path(path), "file to rewrite", "text_bytes")
-    replace_between(text, start_mark, end_mark, "", str(path))
+    _rewritten(Path(path), start_mark, end_mark, "")
 
 
 def rewrite_between(path: str | Path, start_mark: str, end_mark: str, block: str) -> None:
     """Replace the marked block of a file (a README's generated table); nothing else changes."""
+    write_atomic(Path(path), _rewritten(Path(path), start_mark, end_mark, block).encode())
+
+
+def _rewritten(path: Path, start_mark: str, end_mark: str, block: str) -> str:
+    """The text of the file at `path` (a regular file, size-capped) with its marked block replaced."""
     from dfst.io.inputs import read_text
 
-    path = Path(path)
     refuse_special(path, "file to rewrite")
     text = read_text(path, "file to rewrite", "text_bytes")
-    write_atomic(path, replace_between(text, start_mark, end_mark, block, str(path)).encode())
+    return replace_between(text, start_mark, end_mark, block, str(path))
 
 
 # ----------------------------------------------------------------------------- one writer per file

@@ -17,9 +17,10 @@ from pathlib import Path
 from dfst.data.reads import digits_span, part, traces_read
 from dfst.results.schema import Result
 from dfst.results.tables import markdown_of
+from dfst.studies.seeds import SYSTEMS
 
 MARK_START, MARK_END = "<!-- traces:start -->", "<!-- traces:end -->"
-MACHINES = ("DFST (before fine-tuning)", "DFST (extracted)", "DFST")  # a run's three results
+MACHINES = tuple(SYSTEMS)  # a run's three results
 PARTS = ("candidates", "fill-up", "kept", "counterexamples", "validation")
 COLUMNS = ("task", "seeds", "sampler", "PTOs kept (digits)", *PARTS, "expert runs read (digits)")
 
