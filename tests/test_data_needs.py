@@ -4,6 +4,7 @@ bookkeeping, not the learning), cells reused on a re-run, bad choices and foreig
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 
 import pytest
@@ -110,3 +111,21 @@ def test_a_bad_agent_is_refused_before_any_cell(tmp_path, capsys):
     code, _, err = run(capsys, "bench", "data-needs", "add2", "--agent", bad, "--out", tmp_path / "dn")
     assert_one_line_error(code, err)
     assert not (tmp_path / "dn").exists()
+
+
+@pytest.mark.parametrize("kind", ["user file", "link", "fifo"])
+def test_a_report_path_dfst_may_not_replace_is_refused_before_any_cell(tmp_path, capsys, kind):
+    out = tmp_path / "dn"
+    out.mkdir()
+    report = out / "data-needs.json"
+    if kind == "user file":
+        report.write_text('{"mine": 1}')
+    elif kind == "link":
+        report.symlink_to(tmp_path / "elsewhere.json")
+    else:
+        os.mkfifo(report)
+    code, _, err = run(capsys, "bench", "data-needs", "add2", "--counts", "5", "--seeds", "0", "--out", out)
+    assert_one_line_error(code, err)
+    assert not (out / "cells").exists() and not (tmp_path / "elsewhere.json").exists()
+    if kind == "user file":
+        assert report.read_text() == '{"mine": 1}'

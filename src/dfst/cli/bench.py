@@ -183,13 +183,21 @@ def bench_data_needs_command(
     robust at 1,000 digits (the default recipe's three machines, RPNI and EDSM on the same PTOs),
     against the expert traces the data read (docs/research/data-needs.md). The report covers every
     cell in --out, so further seeds or counts can be run into it."""
-    from dfst.studies.data_needs import COLUMNS, all_cells, data_needs, needs_table, save_report
+    from dfst.studies.data_needs import (
+        COLUMNS,
+        all_cells,
+        check_report_files,
+        data_needs,
+        needs_table,
+        save_report,
+    )
 
     names = tuple(t.strip() for t in tasks.split(",") if t.strip())
     chosen = {"samplers": tuple(x.strip() for x in samplers.split(",") if x.strip()),
               "learners": tuple(x.strip() for x in learners.split(",") if x.strip())}
     counted, seeded = parse_lengths(counts, "--counts"), parse_int_list(seeds, "--seeds")
     total = len(names) * len(chosen["samplers"]) * len(counted) * len(seeded)
+    check_report_files(out, names, agent_file)
     with progress_bar("data-needs cells", total, quiet=as_json or markdown) as update:
         data_needs(out, names, counted, chosen["samplers"], seeded, chosen["learners"], progress=update,
                    agent=agent_file)

@@ -238,6 +238,18 @@ def plot_needs(cells: list[dict], task: str, path: Path) -> Path:
     return save_figure(fig, Path(path))
 
 
+def check_report_files(out: Path, tasks: tuple[str, ...], agent: Path | None = None) -> None:
+    """Refuse, before any cell runs, a report or figure path under OUT that dfst may not replace (a
+    user's file, a link, a FIFO): `save_report` would refuse it only after the work."""
+    from dfst.io.outputs import is_dfst_file, refuse_special
+
+    names = ["data-needs.json", *(f"data-needs-{cell_task(task, agent)}.png" for task in tasks)]
+    for path in (out / name for name in names):
+        refuse_special(path)
+        if path.exists() and not is_dfst_file(path):
+            raise DfstError(f"{path} was not written by dfst; choose another --out")
+
+
 def save_report(cells: list[dict], out: Path) -> dict:
     """OUT/data-needs.json (the cells and the table) and OUT/data-needs-TASK.png, each replaced only
     where dfst wrote it; returns the report with the files written."""
@@ -258,5 +270,5 @@ def _rate(text: str) -> float:
     return int(won) / int(of)
 
 
-__all__ = ["COLUMNS", "LEARNERS", "all_cells", "data_needs", "needs_table", "plot_needs", "run_cell",
-           "save_report"]
+__all__ = ["COLUMNS", "LEARNERS", "all_cells", "check_report_files", "data_needs", "needs_table",
+           "plot_needs", "run_cell", "save_report"]
