@@ -209,9 +209,8 @@ def seeds(text: str) -> list[int]:
 
 
 def read_points(out: Path) -> list[dict]:
+    """Every point measured under OUT (none in a fresh OUT)."""
     files = sorted(out.glob("points-*.jsonl"))
-    if not files:
-        raise SystemExit(f"gd_alone: no points-*.jsonl under {out}")
     return [json.loads(line) for f in files for line in f.read_text().splitlines()]
 
 
@@ -233,7 +232,9 @@ def main() -> None:
     if args.report:
         from gd_alone_report import report
 
-        report(read_points(args.out), args.report)
+        if not (measured := read_points(args.out)):
+            raise SystemExit(f"gd_alone: no points-*.jsonl under {args.out}")
+        report(measured, args.report)
         return
     args.seeds = args.seeds or seeds("0-4")
     index, _, count = args.shard.partition("/")

@@ -72,6 +72,22 @@ def test_a_cell_scores_every_learner_on_its_own_data_and_is_reused(tmp_path, sho
     assert needs.all_cells(tmp_path)[0]["rules_missing"] == missing
     report = needs.save_report(cells, tmp_path)
     assert report["table"] == needs.needs_table(cells) and (tmp_path / "data-needs-add2.png").stat().st_size
+    shown = needs.shown_columns(report["table"])
+    assert "edsm" not in shown and "rpni" in shown
+
+
+def test_a_learner_a_stored_cell_lacks_is_scored_on_its_run_alone(tmp_path, short_training, monkeypatch):
+    monkeypatch.setattr(needs, "POLICY_CONFIG", {"size": "small", "steps": 20, "eval_top": 10})
+    [first] = needs.data_needs(tmp_path, ("add2",), (6,), ("uniform",), (0,), ("trained",))
+    monkeypatch.setattr(needs, "run_cell", lambda *a, **k: pytest.fail("a finished cell trained again"))
+    [grown] = needs.data_needs(tmp_path, ("add2",), (6,), ("uniform",), (0,), ("trained", "lstm-policy"))
+    policy = grown["learners"]["lstm-policy"]
+    assert grown["learners"]["trained"] == first["learners"]["trained"]
+    assert policy["robust"] is False and policy["robust_max_digits"] < 10  # 20 steps learn no adder
+    assert needs.all_cells(tmp_path) == [grown]  # written back: the report sees it
+    (tmp_path / "runs" / "add2-uniform-n6-s0" / "data.pto.zip").unlink()
+    with pytest.raises(DfstError, match="lacks gru-policy"):
+        needs.data_needs(tmp_path, ("add2",), (6,), ("uniform",), (0,), ("gru-policy",))
 
 
 def test_a_foreign_cell_file_is_refused_and_left_alone(tmp_path):

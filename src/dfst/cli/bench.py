@@ -171,8 +171,9 @@ def bench_data_needs_command(
     samplers: str = typer.Option("uniform,contexts", "--samplers", help="uniform (the paper's setting: "
                                  "N drawn at the training length) and/or contexts (dfst's default)."),
     seeds: str = typer.Option("0,1,2,3,4", "--seeds", help="Seeds of every point."),
-    learners: str = typer.Option(",".join(("default", "extracted", "trained", "rpni", "edsm")),
-                                 "--learners", help="Learners scored on each cell's data."),
+    learners: str = typer.Option("default,extracted,trained,rpni,edsm,lstm-policy", "--learners",
+                                 help="Learners scored on each cell's data (also gru-policy, "
+                                 "transformer-policy); one a stored cell lacks is scored on its run."),
     out: Path = typer.Option(Path("runs/data-needs"), "--out", help="Cells and training runs (finished "
                              "ones are reused); the report and one figure per task land here too."),
     agent_file: Path = AgentOption,
@@ -180,16 +181,17 @@ def bench_data_needs_command(
     as_json: bool = JsonOption,
 ) -> None:
     """What each learner needs: per task, sampler and PTO count, how many seeds each learner gets
-    robust at 1,000 digits (the default recipe's three machines, RPNI and EDSM on the same PTOs),
+    robust at 1,000 digits (the default recipe's three machines; RPNI, EDSM and a sequence-model policy
+    on the same PTOs),
     against the expert traces the data read (docs/research/data-needs.md). The report covers every
     cell in --out, so further seeds or counts can be run into it."""
     from dfst.studies.data_needs import (
-        COLUMNS,
         all_cells,
         check_report_files,
         data_needs,
         needs_table,
         save_report,
+        shown_columns,
     )
 
     names = tuple(t.strip() for t in tasks.split(",") if t.strip())
@@ -206,8 +208,8 @@ def bench_data_needs_command(
     rows = needs_table(cells)
     if as_json:
         return print_json(report)
-    show_rows(rows, COLUMNS, "success at 1,000 digits, seeds robust of seeds (dfst bench data-needs)",
-              markdown=markdown)
+    title = "success at 1,000 digits, seeds robust of seeds (dfst bench data-needs)"
+    show_rows(rows, shown_columns(rows), title, markdown=markdown)
     if not markdown:
         console.print(f"report and figures: {', '.join(report['files'])}")
 

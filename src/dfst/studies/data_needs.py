@@ -9,12 +9,17 @@ never a training pair), a success when robust at `target` digits (1,000):
     extracted   the automaton read off gradient descent's weights (RUN/extracted)
     trained     gradient descent's own weights, no read-off (RUN/trained)
     rpni, edsm  the classical learners on the same PTOs kept (`dfst.extract`'s methods)
-The x-axis of a sampler is what its learner reads (`dfst.data.reads`): "uniform" reads its N PTOs and
-nothing else (the paper's setting: N drawn uniformly at the training length); "contexts" (the default)
-reads a candidate pool, fill-up pairs and validation PTOs besides, so its points sit at the traces read,
-with the PTOs kept beside them. Cells are files under OUT/cells/ (a re-run skips those there); the report
-covers every cell there, whichever invocation ran it: a table per (task, sampler, count) and one figure
-per task.
+    lstm-policy, gru-policy, transformer-policy
+                the sequence-model policies (`dfst.baselines.policy`, large: width 128) teacher-forced
+                on the same PTOs kept, run closed loop on the grid on their own ladder (the PTOs'
+                digits, 2x, 5x, 10x, ... up to 1,000) under the baseline's time budget
+The x-axis of a sampler is what its learner reads (`dfst.data.reads`): "uniform" reads its N PTOs (the
+paper's setting: N drawn uniformly at the training length) and the validation PTOs that choose d;
+"contexts" (the default) reads a candidate pool and fill-up pairs besides, so its points sit at the
+traces read, with the PTOs kept beside them. Cells are files under OUT/cells/ (a re-run skips those
+there, scoring on the cell's stored run only a requested learner the cell lacks); the report covers
+every cell there, whichever invocation ran it: a table per (task, sampler, count) and one figure per
+task.
 """
 
 from __future__ import annotations
@@ -26,13 +31,17 @@ from pathlib import Path
 
 from dfst.errors import DfstError
 
-LEARNERS = ("default", "extracted", "trained", "rpni", "edsm")
+POLICIES = ("lstm-policy", "gru-policy", "transformer-policy")
+LEARNERS = ("default", "extracted", "trained", "rpni", "edsm", *POLICIES)
+DEFAULT_LEARNERS = ("default", "extracted", "trained", "rpni", "edsm", "lstm-policy")
 COLUMNS = ("task", "sampler", "PTOs", "seeds", "traces read (median)", *LEARNERS,
            "seeds with every rule seen", "fails with every rule seen", "train CPU s (median)")
 CHECKPOINTS = {"default": "model", "extracted": "extracted", "trained": "trained"}
 SAMPLERS = ("uniform", "contexts")
 TARGET = 1000
 CELL_FORMAT = "dfst-data-needs-cell"
+# the policies at their strongest size (width 128), their ladder up to the target
+POLICY_CONFIG = {"size": "large", "eval_top": TARGET}
 DIGITS = (10, 100, 1000)
 
 
@@ -47,15 +56,12 @@ def cell_name(task: str, sampler: str, count: int, seed: int, agent: Path | None
 
 
 def run_cell(task: str, sampler: str, count: int, seed: int, out: Path,
-             learners: tuple[str, ...] = LEARNERS, agent: Path | None = None) -> dict:
+             learners: tuple[str, ...] = DEFAULT_LEARNERS, agent: Path | None = None) -> dict:
     """Train once, score each learner on the cell's data (module docstring); the cell as plain JSON.
     `agent`: a user's agent JSON is the expert, on the task's layout, its own answers the reference."""
-    from dfst.data.pto import load_dataset
-    from dfst.protocol.eval_files import held_out_of
     from dfst.studies.seeds import run_config
     from dfst.tasks.own_agent import resolve_task
     from dfst.train.loop import train
-    from dfst.train.rundir import MODEL_DIR
 
     cfg = run_config(task, seed, {"samples": count, "sampler": sampler, "eval_every": 0,
                                   "agent": None if agent is None else str(agent)})
@@ -63,18 +69,33 @@ def run_cell(task: str, sampler: str, count: int, seed: int, out: Path,
     start = time.process_time()
     summary = train(cfg, run, resume=True)
     train_cpu = time.process_time() - start
-    data = load_dataset(run / "data.pto.zip")
-    pairs = held_out_of(run / MODEL_DIR)[0].pairs  # the PTOs kept and the validation PTOs: both were read
     expert = resolve_task(task, agent)
-    scores = {name: _score_checkpoint(expert, run / CHECKPOINTS[name], pairs)
-              for name in learners if name in CHECKPOINTS}
-    for name in (n for n in learners if n not in CHECKPOINTS):
-        scores[name] = _score_learned(expert, data, name, pairs)
+    data, scores = score_learners(expert, run, learners, seed)
     return {"task": cell_task(task, agent), "agent": None if agent is None else str(agent),
             "sampler": sampler, "count": count, "seed": seed, "target_digits": TARGET,
             "rules_missing": rules_missing(expert, data),
             "kept": summary["samples"], "traces": summary["traces"], "read": summary["traces"]["total"],
             "train_cpu_seconds": round(train_cpu, 1), "learners": scores}
+
+
+def score_learners(expert, run: Path, learners: tuple[str, ...], seed: int) -> tuple:
+    """(the run's PTOs, {learner: score}): every learner scored on a cell's finished training run,
+    never on a pair any of them read (the PTOs kept and the validation PTOs)."""
+    from dfst.data.pto import load_dataset
+    from dfst.protocol.eval_files import held_out_of
+    from dfst.train.rundir import MODEL_DIR
+
+    data = load_dataset(run / "data.pto.zip")
+    pairs = held_out_of(run / MODEL_DIR)[0].pairs
+    scores = {}
+    for name in learners:
+        if name in CHECKPOINTS:
+            scores[name] = _score_checkpoint(expert, run / CHECKPOINTS[name], pairs)
+        elif name in POLICIES:
+            scores[name] = _score_policy(expert, data, name, pairs, seed)
+        else:
+            scores[name] = _score_learned(expert, data, name, pairs)
+    return data, scores
 
 
 def rules_missing(expert, data) -> int:
@@ -113,8 +134,25 @@ def _score_learned(task, data, learner: str, pairs: frozenset) -> dict:
             "states": found.agent.d, "cpu_seconds": round(cpu, 2)}
 
 
+def _score_policy(task, data, learner: str, pairs: frozenset, seed: int) -> dict:
+    """A sequence-model policy (large) teacher-forced on the cell's PTOs, scored closed loop."""
+    from dfst.baselines.policy import checked_config, evaluate_policy
+    from dfst.baselines.policy_train import train_policy
+    from dfst.data.pto import summarize
+    from dfst.train import deterministic
+
+    kind = learner.removesuffix("-policy")
+    config = checked_config(kind, POLICY_CONFIG)
+    start = time.process_time()
+    with deterministic(config["threads"]):
+        model, _ = train_policy(kind, task, data, config, seed, lambda loss: None)
+        scores = evaluate_policy(kind, task, model, config, summarize(data)["digits_max"], pairs)
+    return {"robust_max_digits": scores["robust_lg"], "robust": scores["robust_lg"] >= TARGET,
+            "stopped_by": scores["stopped_by"], "cpu_seconds": round(time.process_time() - start, 2)}
+
+
 def data_needs(out: Path, tasks: tuple[str, ...], counts: tuple[int, ...], samplers: tuple[str, ...],
-               seeds: tuple[int, ...], learners: tuple[str, ...] = LEARNERS,
+               seeds: tuple[int, ...], learners: tuple[str, ...] = DEFAULT_LEARNERS,
                progress: Callable[[int], None] | None = None, agent: Path | None = None) -> list[dict]:
     """Every cell under OUT/cells (those already there are read, not run again); `agent`: a user's
     agent JSON as every task's expert (checked before any work)."""
@@ -138,7 +176,7 @@ def data_needs(out: Path, tasks: tuple[str, ...], counts: tuple[int, ...], sampl
                 for seed in seeds:
                     path = cells_dir / f"{cell_name(task, sampler, count, seed, agent)}.json"
                     if path.exists():
-                        cell = read_cell(path)
+                        cell = completed_cell(read_cell(path), path, out, learners, agent)
                     else:
                         cell = {"format": CELL_FORMAT,
                                 **run_cell(task, sampler, count, seed, out, learners, agent)}
@@ -147,6 +185,24 @@ def data_needs(out: Path, tasks: tuple[str, ...], counts: tuple[int, ...], sampl
                     if progress is not None:
                         progress(len(cells))
     return cells
+
+
+def completed_cell(cell: dict, path: Path, out: Path, learners: tuple[str, ...], agent: Path | None) -> dict:
+    """A stored cell with every requested learner it lacks scored on its stored run (and written back)."""
+    from dfst.io.outputs import check_output_file, write_json
+    from dfst.tasks.own_agent import resolve_task
+
+    lacking = tuple(name for name in learners if name not in cell["learners"])
+    if not lacking:
+        return cell
+    task = cell["task"].split("+")[0]
+    run = out / "runs" / cell_name(task, cell["sampler"], cell["count"], cell["seed"], agent)
+    if not (run / "data.pto.zip").is_file():
+        raise DfstError(f"{path} lacks {', '.join(lacking)} and its training run {run} is gone: "
+                        "score them in a fresh --out")
+    cell["learners"] |= score_learners(resolve_task(task, agent), run, lacking, cell["seed"])[1]
+    write_json(check_output_file(path, force=True), cell)
+    return cell
 
 
 def _missing_of_run(out: Path, task: str, sampler: str, count: int, seed: int, agent: Path | None) -> int:
@@ -210,6 +266,11 @@ def needs_table(cells: list[dict]) -> list[dict]:
     return rows
 
 
+def shown_columns(rows: list[dict]) -> tuple[str, ...]:
+    """COLUMNS less the learners no row scored."""
+    return tuple(c for c in COLUMNS if c not in LEARNERS or any(r[c] != "-" for r in rows))
+
+
 def plot_needs(cells: list[dict], task: str, path: Path) -> Path:
     """Success rate against the PTOs kept, each tick also naming the expert traces read there; one
     panel per sampler, one line per learner (nudged apart, so that equal lines stay visible)."""
@@ -220,8 +281,8 @@ def plot_needs(cells: list[dict], task: str, path: Path) -> Path:
     table = needs_table([c for c in cells if c["task"] == task])
     for ax, sampler in zip(axes[0], samplers):
         rows = [r for r in table if r["sampler"] == sampler]
-        for i, (name, marker) in enumerate(zip(LEARNERS, "osD^v")):
-            points = [(r["PTOs"] * 1.04 ** (i - 2), _rate(r[name])) for r in rows if r[name] != "-"]
+        for i, (name, marker) in enumerate(zip(LEARNERS, "osD^v<>x")):
+            points = [(r["PTOs"] * 1.04 ** (i - 3), _rate(r[name])) for r in rows if r[name] != "-"]
             if points:
                 ax.plot(*zip(*points), marker=marker, alpha=0.8, label=name)
         ax.set_xscale("log")
@@ -270,5 +331,5 @@ def _rate(text: str) -> float:
     return int(won) / int(of)
 
 
-__all__ = ["COLUMNS", "LEARNERS", "all_cells", "check_report_files", "data_needs", "needs_table",
-           "plot_needs", "run_cell", "save_report"]
+__all__ = ["COLUMNS", "DEFAULT_LEARNERS", "LEARNERS", "all_cells", "check_report_files", "data_needs",
+           "needs_table", "plot_needs", "run_cell", "save_report", "shown_columns"]
