@@ -13,7 +13,7 @@ import time
 import pytest
 import torch
 
-from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
+from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json, training_code
 from dfst.model.checkpoint import load_checkpoint
 from dfst.train import TrainConfig
 from dfst.train.budget import model_params
@@ -35,9 +35,20 @@ def test_train_writes_a_run(capsys, tmp_path):
     assert config["command"].startswith("dfst train add2 --out") and "--noise 0.05" in config["command"]
     load_checkpoint(out / "model", expect_task="add2")
     code, text, _ = run(capsys, *TRAIN_ADD2, "--out", tmp_path / "again", *FAST, "--iters", "3")
-    assert code == 0 and "add2 training run" in text and "stopped by" in text
-    # it ends with a plain verdict on the model it wrote, the one its own check found
-    levels = json.loads((tmp_path / "again" / "summary.json").read_text())["eval"]["levels"]
+    again = json.loads((tmp_path / "again" / "summary.json").read_text())
+    assert "add2 training run" in text and "stopped by" in text
+    # 3 iterations find no automaton that reproduces longer PTOs: the last line says the traces were
+    # not enough and where the automaton departs; the exit code is 1
+    found = again["agreement"]
+    assert code == training_code(again) == 1 and not found["agreed"]
+    last = " ".join(" ".join(text.strip().splitlines()[-6:]).split())
+    departs = found["departs"]
+    where = ("no automaton read off explains" if departs is None else
+             f"the automaton read off departs from the expert on {departs['a']}, {departs['b']} after")
+    assert last.count(f"NOT ENOUGH DATA: {where}") == 1, last
+    assert "of 3-5 digits held out" in last and "Try more iterations" in last  # past the 2-digit PTOs
+    # before it, a plain verdict on the model it wrote, the one its own check found
+    levels = again["eval"]["levels"]
     verdict = " ".join(text[text.rindex("verdict: "):].split())
     if all(lv["robust"] for lv in levels):
         assert "model is exact on the run's own held-out check" in verdict
@@ -203,7 +214,7 @@ def test_a_task_starts_from_its_recipe_and_given_flags_win(capsys, tmp_path):
     config = json.loads((tmp_path / "run" / "config.json").read_text())
     assert "--sampler contexts" in config["command"] and "--noise 0.01" in config["command"]
     code, _, err = run(capsys, "train", "mult2", "--out", tmp_path / "text", *FAST, "--iters", "1")
-    assert code == 0
+    assert code == training_code(json.loads((tmp_path / "text" / "summary.json").read_text()))
     assert "mult2's recipe sets batch=64, bucket=True, noise=0.01, restarts=4" in err
     assert "finetune=True" in err
     assert "samples=750" not in err  # given on the command line: the flag, not the recipe

@@ -8,7 +8,7 @@ import shlex
 
 import pytest
 
-from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json
+from cli_helpers import TRAIN_ADD2, assert_one_line_error, run, run_json, training_code
 
 TINY = ("--iters", "40", "--restarts", "1", "--samples", "6", "--max-digits", "2", "--eval-every", "0",
         "--eval-digits", "3")
@@ -19,7 +19,8 @@ def trained(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs") / "r"
     from dfst.cli import main
 
-    assert main([*TRAIN_ADD2, "--out", str(out), *TINY, "--json"]) == 0
+    code = main([*TRAIN_ADD2, "--out", str(out), *TINY, "--json"])
+    assert code == training_code(json.loads((out / "summary.json").read_text()))
     return out
 
 

@@ -20,6 +20,7 @@ from dfst.cli.agents import MaxMemoryOption, memory_bound
 from dfst.cli.app import JsonOption, app, console, note_agent, parse_int_list, print_json, print_table
 from dfst.errors import DfstError
 from dfst.tasks.user import dfst_command
+from dfst.train.agreement import agreement_line
 from dfst.train.config import config_types, default_of, flat_fields, format_value, option_name
 from dfst.train.progress import model_verdict
 
@@ -100,9 +101,12 @@ def train_command(
         summary = run_training(job, lambda record: _show(progress, bar, record))
     if summary["stopped_by"] == "diverged":
         raise DfstError(_diverged(summary, job.cfg.lr))
+    not_enough = (summary.get("agreement") or {}).get("agreed") is False  # the model is written all the same
     if as_json:
-        return print_json(summary | ({"set_by": job.set_by} if job.set_by else {}))
-    _print_summary(summary, job.cfg.to_dict())
+        print_json(summary | ({"set_by": job.set_by} if job.set_by else {}))
+    else:
+        _print_summary(summary, job.cfg.to_dict())
+    return 1 if not_enough else 0
 
 
 def _diverged(summary: dict, lr: float) -> str:
@@ -222,6 +226,9 @@ def _print_summary(summary: dict, cfg: dict) -> None:
     exact, verdict = model_verdict(summary, cfg)
     colour = {True: "green", False: "red", None: "yellow"}[exact]
     console.print(f"[{colour}]verdict[/]: {escape(verdict)}", highlight=False)
+    if (line := agreement_line(summary, cfg)) is not None:
+        found = summary["agreement"]["agreed"]
+        console.print(f"[{'green' if found else 'red'}]{escape(line)}[/]", highlight=False)
 
 
 def _finetune_rows(tuned: dict) -> dict[str, str]:

@@ -39,6 +39,7 @@ from dfst.model.checkpoint import save_checkpoint
 from dfst.tasks.base import Task
 from dfst.tasks.own_agent import reference_json, resolve_task
 from dfst.train import fused
+from dfst.train.agreement import agreement
 from dfst.train.batches import Sequences, batch_rows, bucket_rows, dataset_sha256, step_noise
 from dfst.train.budget import check_training, validates
 from dfst.train.config import TrainConfig
@@ -159,6 +160,7 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
         finished = read_json(out / SUMMARY_FILE) if resume else None
         summary = finished or _train_loop(cfg, task, out, data, run_info, resume=resume, progress=progress,
                                           cpu_start=cpu_start, device=torch_device, validation=validation)
+        ran = finished is None
         while (grown := next_size(cfg, sizes, summary)) is not None:  # d too small for the PTOs: again
             LOGGER.info("d=%d: no automaton read off explains the PTOs; training again with d=%d",
                         summary["d"], grown)
@@ -167,6 +169,11 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
             out = prepare_run(out_dir, run_info, resume=False)  # the smaller size's files go
             summary = _train_loop(cfg, task, out, data, run_info, resume=False, progress=progress,
                                   cpu_start=cpu_start, device=torch_device, validation=validation)
+            ran = True
+        if ran:  # the sizes' outcome: did an automaton read off reproduce the longer PTOs?
+            found = agreement(summary.get("extracted"), validation, run_info["model"], sizes)
+            summary |= {"agreement": found}
+            write_run_json(out, SUMMARY_FILE, summary)
         if cfg.finetune and "finetune" not in summary and summary["stopped_by"] != "diverged":
             from dfst.train.tuning import finetune_phase  # (else nothing to fine-tune, or done already)
 
