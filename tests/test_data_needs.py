@@ -145,3 +145,18 @@ def test_a_report_path_dfst_may_not_replace_is_refused_before_any_cell(tmp_path,
     assert not (out / "cells").exists() and not (tmp_path / "elsewhere.json").exists()
     if kind == "user file":
         assert report.read_text() == '{"mine": 1}'
+
+
+@pytest.mark.usefixtures("task_registry")
+def test_a_task_of_your_own_trains_from_the_general_recipe(tmp_path, short_training):
+    from pathlib import Path
+
+    from dfst.tasks.user import load_tasks_file
+    from dfst.train.recipes import GENERAL, RECIPES, training_recipe
+
+    load_tasks_file(Path(__file__).resolve().parents[1] / "examples" / "tasks" / "or2.py")
+    assert training_recipe("or2", 3) == replace(RECIPES[GENERAL], task="or2", seed=3)
+    [found] = needs.data_needs(tmp_path, ("or2",), (6,), ("uniform",), (0,), ("trained",))
+    assert found["task"] == "or2" and found["kept"] == 6 and set(found["learners"]) == {"trained"}
+    saved = json.loads((tmp_path / "runs" / "or2-uniform-n6-s0" / "config.json").read_text())["train"]
+    assert saved["task"] == "or2" and saved["samples"] == 6

@@ -47,7 +47,7 @@ from dfst.train import TrainConfig, train
 from dfst.train.batches import dataset_sha256
 from dfst.train.config import EvaluationConfig, LoggingConfig, before_they_existed
 from dfst.train.loop import training_data
-from dfst.train.recipes import TARGET_DIGITS, recipe
+from dfst.train.recipes import TARGET_DIGITS, training_recipe
 from dfst.train.rundir import check_run_dir, check_run_files, read_json, run_differences
 
 SYSTEMS = {"DFST": "model", "DFST (before fine-tuning)": "trained", "DFST (extracted)": "extracted"}
@@ -71,7 +71,7 @@ def run_config(task: str, seed: int, overrides: dict | None = None) -> TrainConf
     """What `dfst train TASK --seed SEED` trains, with `overrides`: the recipe, watched as dfst train
     watches a run (the evaluation and logging groups' defaults), so that reproduce and dfst train
     make the same run directory and either can finish the other's."""
-    watched = replace(recipe(task, seed), evaluation=EvaluationConfig(), logging=LoggingConfig())
+    watched = replace(training_recipe(task, seed), evaluation=EvaluationConfig(), logging=LoggingConfig())
     return replace(watched, **(overrides or {}))
 
 

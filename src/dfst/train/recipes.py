@@ -73,6 +73,8 @@ RECIPES: dict[str, TrainConfig] = {
                        finetune_frozen=1000),
 }
 
+GENERAL = "add2"  # the recipe of a task that has none of its own
+
 # What `dfst train` takes from a recipe: what is trained, not how the run is watched (the evaluation
 # and logging groups keep TrainConfig's defaults: a recipe's eval_every=0 is dfst reproduce's choice).
 WATCHING = ("evaluation", "logging")
@@ -106,7 +108,7 @@ def configure(task: str, values: dict, given: set[str] | None = None, *, publish
     flags = {name: values[name] for name in values if name in given}
     # a task without a recipe of its own (your own task: docs/tasks.md) starts from add2's, the
     # general one (its fine-tuning phase on)
-    owner = task if task in RECIPES else "add2"
+    owner = task if task in RECIPES else GENERAL
     from_recipe = recipe_fields(owner)
     set_by: dict[str, dict] = {} if from_recipe is None else {"recipe": {owner: from_recipe}}
     cfg = TrainConfig(task=task, **(from_recipe or {}) | flags)
@@ -160,6 +162,12 @@ TARGET_DIGITS = {**{task: LINEAR for task in ("add2", "add10", "sub2", "sub10", 
                  **{task: QUADRATIC for task in ("sort2", "dyck")},
                  **{task: 1000 for task in ("mult2", "mult10", "compare2", "compare10", "mult10x1",
                                             "div10x1", "reverse2")}}
+
+
+def training_recipe(task: str, seed: int) -> TrainConfig:
+    """What `dfst train TASK --seed SEED` starts from: the task's recipe, or for a task without one
+    (your own: docs/tasks.md) the general one, add2's."""
+    return replace(RECIPES.get(task, RECIPES[GENERAL]), task=task, seed=seed)
 
 
 def recipe(task: str, seed: int, **overrides) -> TrainConfig:
