@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from dfst.data.coverage import coverage
@@ -55,22 +56,13 @@ def test_answers_are_the_definitions_and_the_experts_give_them(suite):
 def test_every_expert_agrees_with_its_answer_on_random_instances(suite):
     rng = random.Random(0)
     for task in suite:
+        draws = np.random.default_rng(rng.randrange(2**32))
         for _ in range(40):
-            instance = task.check(*_draw(task, rng, rng.randint(1, 40)))
+            n = rng.randint(1, 40)
+            drawn = task.random_instance(draws, n, rng.randint(1, n))  # the task's generate, or numbers
+            instance = task.check(drawn.a, drawn.b)
             expected = task.answer(instance.a, instance.b, task.base)
             assert solve(task, instance).result == expected, (task.name, instance)
-
-
-def _draw(task, rng: random.Random, n: int) -> tuple[str, str]:
-    """The task's own generator where it has one, else two random numbers (lengths n and up to n)."""
-    import numpy as np
-
-    generator = np.random.default_rng(rng.randrange(2**32))
-    if task.generate is not None:
-        return task.generate(generator, n, rng.randint(1, n), task.base)
-    from dfst.tasks.base import random_operand
-
-    return random_operand(generator, n, task.base), random_operand(generator, rng.randint(1, n), task.base)
 
 
 def test_hard_sets_fire_every_rule_that_can_fire(suite):

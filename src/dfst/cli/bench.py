@@ -26,6 +26,7 @@ from dfst.cli.app import (
     show_rows,
 )
 from dfst.errors import DfstError
+from dfst.studies.data_needs import DEFAULT_LEARNERS  # its module imports the standard library alone
 
 bench_app = typer.Typer(help="Benchmarks (ratios against a baseline measured in the same run).",
                         no_args_is_help=True)
@@ -171,7 +172,7 @@ def bench_data_needs_command(
     samplers: str = typer.Option("uniform,contexts", "--samplers", help="uniform (the paper's setting: "
                                  "N drawn at the training length) and/or contexts (dfst's default)."),
     seeds: str = typer.Option("0,1,2,3,4", "--seeds", help="Seeds of every point."),
-    learners: str = typer.Option("default,extracted,trained,rpni,edsm,lstm-policy", "--learners",
+    learners: str = typer.Option(",".join(DEFAULT_LEARNERS), "--learners",
                                  help="Learners scored on each cell's data (also gru-policy, "
                                  "transformer-policy); one a stored cell lacks is scored on its run."),
     out: Path = typer.Option(Path("runs/data-needs"), "--out", help="Cells and training runs (finished "
@@ -181,10 +182,9 @@ def bench_data_needs_command(
     as_json: bool = JsonOption,
 ) -> None:
     """What each learner needs: per task, sampler and PTO count, how many seeds each learner gets
-    robust at 1,000 digits (the default recipe's three machines; RPNI, EDSM and a sequence-model policy
-    on the same PTOs),
-    against the expert traces the data read (docs/research/data-needs.md). The report covers every
-    cell in --out, so further seeds or counts can be run into it."""
+    robust at 1,000 digits (the default recipe's three machines; RPNI, EDSM and a sequence-model
+    policy on the same PTOs), against the expert traces the data read (docs/research/data-needs.md).
+    The report covers every cell in --out, so further seeds or counts can be run into it."""
     from dfst.studies.data_needs import (
         all_cells,
         check_report_files,

@@ -195,8 +195,7 @@ def completed_cell(cell: dict, path: Path, out: Path, learners: tuple[str, ...],
     lacking = tuple(name for name in learners if name not in cell["learners"])
     if not lacking:
         return cell
-    task = cell["task"].split("+")[0]
-    run = out / "runs" / cell_name(task, cell["sampler"], cell["count"], cell["seed"], agent)
+    task, run = stored_run(out, cell, agent)
     if not (run / "data.pto.zip").is_file():
         raise DfstError(f"{path} lacks {', '.join(lacking)} and its training run {run} is gone: "
                         "score them in a fresh --out")
@@ -205,23 +204,25 @@ def completed_cell(cell: dict, path: Path, out: Path, learners: tuple[str, ...],
     return cell
 
 
-def _missing_of_run(out: Path, task: str, sampler: str, count: int, seed: int, agent: Path | None) -> int:
-    from dfst.data.pto import load_dataset
-    from dfst.tasks.own_agent import resolve_task
-
-    run = out / "runs" / cell_name(task, sampler, count, seed, agent)
-    return rules_missing(resolve_task(task, agent), load_dataset(run / "data.pto.zip"))
+def stored_run(out: Path, cell: dict, agent: Path | None) -> tuple[str, Path]:
+    """(the task, the training run directory) of a stored cell, whose task may read `add2+myagent`."""
+    task = cell["task"].split("+")[0]
+    return task, out / "runs" / cell_name(task, cell["sampler"], cell["count"], cell["seed"], agent)
 
 
 def all_cells(out: Path) -> list[dict]:
     """Every cell under OUT/cells, whichever invocation ran it: the report of a directory grows as
     further seeds or counts are run into it."""
+    from dfst.data.pto import load_dataset
+    from dfst.tasks.own_agent import resolve_task
+
     cells = [read_cell(path) for path in sorted((out / "cells").glob("*.json"))]
     for cell in cells:
-        if "rules_missing" not in cell:  # a cell from before the diagnosis
+        if "rules_missing" not in cell:  # a cell from before the diagnosis: counted from its run
             agent = None if cell.get("agent") is None else Path(cell["agent"])
-            cell["rules_missing"] = _missing_of_run(out, cell["task"].split("+")[0], cell["sampler"],
-                                                    cell["count"], cell["seed"], agent)
+            task, run = stored_run(out, cell, agent)
+            data = load_dataset(run / "data.pto.zip")
+            cell["rules_missing"] = rules_missing(resolve_task(task, agent), data)
     return cells
 
 
