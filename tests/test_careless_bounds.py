@@ -228,7 +228,9 @@ def test_a_task_without_a_recipe_says_whose_it_runs():
 
     set_by = {"recipe": {"add2": {"finetune": True}}}
     assert _sources(set_by, "add2") == [("add2's recipe", {"finetune": True})]
-    assert _sources(set_by, "or2") == [("or2 has no recipe of its own: add2's", {"finetune": True})]
+    general = {"recipe": {"general recipe": {"finetune": True}}}
+    assert _sources(general, "or2") == [("or2 has no recipe of its own: the general recipe",
+                                         {"finetune": True})]
 
 
 @pytest.mark.parametrize("epochs", ["0", "-2"])

@@ -7,7 +7,7 @@ import json
 from cli_helpers import assert_one_line_error, run, run_verdict_json
 from dfst.data import record_dataset
 from dfst.tasks import get_task
-from dfst.train.cegis import with_instance
+from dfst.train.growth import with_instances
 
 
 def test_rounds_add_counterexamples_until_certified_or_stuck(capsys, tmp_path):
@@ -26,7 +26,7 @@ def test_rounds_add_counterexamples_until_certified_or_stuck(capsys, tmp_path):
 def test_an_added_instance_is_recorded_with_its_pto():
     task = get_task("add2")
     data = record_dataset(task, 3, 2, seed=0)
-    more = with_instance(task, data, "1111", "1")
+    more = with_instances(task, data, [["1111", "1"]])
     assert more.samples == 4 and more.operands[-1] == ("1111", "1")
     assert more.sampling["counterexamples"] == [["1111", "1"]]
     assert more.trace(3)[-1][2] == 4  # the expert's run ends with S

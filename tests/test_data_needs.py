@@ -152,10 +152,10 @@ def test_a_task_of_your_own_trains_from_the_general_recipe(tmp_path, short_train
     from pathlib import Path
 
     from dfst.tasks.user import load_tasks_file
-    from dfst.train.recipes import GENERAL, RECIPES, training_recipe
+    from dfst.train.recipes import GENERAL, training_recipe
 
     load_tasks_file(Path(__file__).resolve().parents[1] / "examples" / "tasks" / "or2.py")
-    assert training_recipe("or2", 3) == replace(RECIPES[GENERAL], task="or2", seed=3)
+    assert training_recipe("or2", 3) == replace(GENERAL, task="or2", seed=3)
     [found] = needs.data_needs(tmp_path, ("or2",), (6,), ("uniform",), (0,), ("trained",))
     assert found["task"] == "or2" and found["kept"] == 6 and set(found["learners"]) == {"trained"}
     saved = json.loads((tmp_path / "runs" / "or2-uniform-n6-s0" / "config.json").read_text())["train"]

@@ -215,3 +215,20 @@ def wrong_after(agent, steps: int):
     states = [agent.final, *(at(q, i) for q in agent.states if q != agent.final for i in range(steps + 1))]
     return make_transducer(states, agent.alphabet, rules, initial=at(agent.initial, 0), final=agent.final,
                            blank=agent.blank, name="wrong_after")
+
+
+def test_data_growth_reads_only_the_ptos_of_the_instances_it_adds(tmp_path, monkeypatch):
+    """A round of data growth asks the expert, as an oracle of PTOs, for the held-out instances where
+    the automaton read off departs: nothing else of the expert is read."""
+    import dfst.train.growth as growth
+    import dfst.train.validation as validation
+
+    task = get_task("add2")
+    cfg = TrainConfig(samples=2, max_digits=1, iters=300, restarts=2, eval_every=0, grow_rounds=1)
+    data = record_dataset(task, cfg.samples, cfg.max_digits, cfg.seed)
+    oracle, record = validation.oracle_dataset, growth.record_instances
+    monkeypatch.setattr(validation, "oracle_dataset", lambda _, *args: oracle(task, *args))
+    monkeypatch.setattr(growth, "record_instances", lambda _, *args: record(task, *args))
+    summary = train(cfg, tmp_path / "run", data=data, task=hidden("add2"), command="test")
+    assert summary["agreement"]["data"]["rounds"] == 1 and summary["samples"] > cfg.samples
+    assert summary["traces"]["counterexamples"]["runs"] == summary["samples"] - cfg.samples

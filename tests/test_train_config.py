@@ -115,7 +115,8 @@ def test_the_reproducing_command_names_every_field_as_before():
                  "--finetune-frozen": "1000" if recipe and ("'mult10'" in name or "'add10'" in name)
                  else "0",
                  "--engine": "fused",  # the default engine since it replaced autograd's
-                 "--d-rule": cfg.d_rule}  # d from the PTOs since, the expert's count in the published recipe
+                 "--d-rule": cfg.d_rule,  # d from the PTOs since, the expert's count in the published recipe
+                 "--grow-rounds": "0"}  # data growth since, off in every recipe
         # the recipe values changed since: the iterations of mult2 and mult10 (8,000 -> 4,000 with
         # fine-tuning)
         mults = ("'mult2'" in name or "'mult10'" in name) and recipe
@@ -174,9 +175,11 @@ def test_configure_starts_from_the_tasks_recipe(monkeypatch):
     # --data decides samples and max_digits over the recipe
     cfg, set_by = configure("mult2", {}, set(), operands=[("12", "3")])
     assert (cfg.samples, cfg.max_digits, cfg.sampler) == (1, 2, "contexts") and "--data" in set_by
-    monkeypatch.delitem(recipes.RECIPES, "add10")  # a task without a recipe: add2's, the general one
-    assert configure("add10", {}, set()) == (TrainConfig(task="add10", finetune=True),
-                                             {"recipe": {"add2": {"finetune": True}}})
+    # a task without a recipe: the general one, add2's with its data grown
+    monkeypatch.delitem(recipes.RECIPES, "add10")
+    general = {"finetune": True, "grow_rounds": recipes.GROW_ROUNDS}
+    assert configure("add10", {}, set()) == (TrainConfig(task="add10", **general),
+                                             {"recipe": {"general recipe": general}})
 
 
 def test_cli_conflicts_are_one_line_errors_and_settings_are_printed(capsys, tmp_path):

@@ -120,7 +120,8 @@ def _sources(set_by: dict, task_name: str) -> list[tuple[str, dict]]:
     """What the recipe (less what a later source overrides), --published and --data set, to print;
     the user's own flags are not echoed. A task without a recipe of its own says whose it runs."""
     later = {name for source, values in set_by.items() if source != "recipe" for name in values}
-    named = [(f"{task}'s recipe" if task == task_name else f"{task_name} has no recipe of its own: {task}'s",
+    named = [(f"{task}'s recipe" if task == task_name else
+              f"{task_name} has no recipe of its own: the {task}",
               {k: v for k, v in values.items() if k not in later})
              for task, values in set_by.get("recipe", {}).items()]
     named += [(source, values) for source, values in set_by.items() if source.startswith("--")]

@@ -63,7 +63,9 @@ def run_cell(task: str, sampler: str, count: int, seed: int, out: Path,
     from dfst.tasks.own_agent import resolve_task
     from dfst.train.loop import train
 
-    cfg = run_config(task, seed, {"samples": count, "sampler": sampler, "eval_every": 0,
+    # a cell measures the learners at `count` PTOs: the default's data growth, which would add more,
+    # stays off (grow_rounds 0)
+    cfg = run_config(task, seed, {"samples": count, "sampler": sampler, "eval_every": 0, "grow_rounds": 0,
                                   "agent": None if agent is None else str(agent)})
     run = out / "runs" / cell_name(task, sampler, count, seed, agent)
     start = time.process_time()

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from dfst.data import SAMPLERS, PtoDataset, record_instances
+from dfst.data import SAMPLERS, PtoDataset
 from dfst.errors import DfstError
 from dfst.grid.rollout import DfstWeights
 from dfst.io.inputs import read_json_file
@@ -34,20 +34,14 @@ from dfst.io.outputs import (
 )
 from dfst.io.run_guard import LOCK_FILE, run_lock
 from dfst.model.checkpoint import load_checkpoint
-from dfst.tasks import Instance, Task
+from dfst.tasks import Task
 from dfst.train.config import TrainConfig
+from dfst.train.growth import with_instances
 from dfst.train.loop import task_of, train
 from dfst.train.rundir import check_run_dir, clear_run, foreign_paths
 
 ROUNDS_FILE = "rounds.json"
 ROUND_DIR = re.compile(r"round\d+")
-
-
-def with_instance(task: Task, data: PtoDataset, a: str, b: str) -> PtoDataset:
-    """The dataset plus the expert's PTO on (a, b)."""
-    instances = [Instance(x, y) for x, y in data.operands] + [Instance(a, b, "counterexample")]
-    added = list(data.sampling.get("counterexamples", [])) + [[a, b]]
-    return record_instances(task, instances, data.seed, data.sampling | {"counterexamples": added})
 
 
 def certify_run(run: Path, summary: dict, task: Task) -> tuple[str, dict]:
@@ -98,7 +92,7 @@ def _rounds(cfg: TrainConfig, out: Path, task: Task, data: PtoDataset, max_round
         if (instance["a"], instance["b"]) in set(map(tuple, data.operands)):
             rounds[-1]["note"] = "the counterexample is already a training instance: the model did not fit it"
             break
-        data = with_instance(task, data, instance["a"], instance["b"])
+        data = with_instances(task, data, [[instance["a"], instance["b"]]])
     return rounds
 
 

@@ -6,7 +6,7 @@ validation, the flat dictionary that run directories and stored results keep (`t
 options of `dfst train` (`dfst.cli.training`) and the command line that reproduces a run
 (`command_line`).
 
-    data        task, samples, max_digits, seed, sampler, agent     what is trained on
+    data        task, samples, max_digits, seed, sampler, agent, grow_rounds   what is trained on
     model       d, d_rule, init, normalize_h, forward               the model and its teacher-forced pass
     optim       iters, lr, schedule, batch, bucket, loss, threads, engine
     regular     noise, noise_final, l1, discrete                    noise on h and penalties
@@ -69,6 +69,10 @@ class DataConfig:
                            "(every rule and pair of rules first): both read the expert's states; or uniform.")
     agent: str | None = setting(None, "Agent JSON to learn instead of the task's expert (on the task's "
                                 "layout); the model is scored against the agent's own answers.")
+    grow_rounds: int = setting(0, "Rounds of data growth: when no d gives an automaton that reproduces the "
+                               "expert on longer held-out PTOs, add the ones where it departs to the "
+                               "training PTOs and train again (0: off; 3 for a task without a recipe "
+                               "of its own).", low=0)
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -200,7 +204,8 @@ FLAT_ORDER = ("task", "samples", "max_digits", "seed", "sampler", "d", "iters", 
               "forward", "eval_every", "eval_digits", "eval_random", "target_digits", "checkpoint_every",
               "log_every", "threads", "restarts",
               "finetune", "finetune_adam", "finetune_plain", "finetune_lbfgs", "finetune_damping",
-              "finetune_centres", "finetune_margin", "finetune_frozen", "agent", "engine", "d_rule")
+              "finetune_centres", "finetune_margin", "finetune_frozen", "agent", "engine", "d_rule",
+              "grow_rounds")
 # Fields added after version 1: left out of `to_dict` while at the value they had before they existed,
 # so that the config.json of an old run, and every key reproduce hashes, stay byte for byte what they
 # were; a stored config that lacks one had that value. For all but two that value is the default;

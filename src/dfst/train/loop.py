@@ -28,7 +28,7 @@ from pathlib import Path
 import torch
 
 from dfst import __version__
-from dfst.data import SAMPLERS, PtoDataset, summarize
+from dfst.data import SAMPLERS, PtoDataset
 from dfst.data.reads import part, traces_read
 from dfst.errors import DfstError
 from dfst.io.limits import default_max_memory
@@ -40,12 +40,13 @@ from dfst.tasks.base import Task
 from dfst.tasks.own_agent import reference_json, resolve_task
 from dfst.train import fused
 from dfst.train.agreement import agreement
-from dfst.train.batches import Sequences, batch_rows, bucket_rows, dataset_sha256, step_noise
+from dfst.train.batches import Sequences, batch_rows, bucket_rows, step_noise
 from dfst.train.budget import check_training, validates
 from dfst.train.config import TrainConfig
 from dfst.train.determinism import deterministic
 from dfst.train.dsize import d_sizes, model_info, next_size, resumed_model, tried_sizes
 from dfst.train.evaluation import best_robust, evaluate_model, extract_or_none
+from dfst.train.growth import ADD_PER_ROUND, Growth, next_round, resumed_growth
 from dfst.train.objectives import LOSSES, PENALTIES, discrete_at, noise_at, objective, scores
 from dfst.train.progress import LOGGER, log_progress, model_verdict
 from dfst.train.restarts import lowest_loss_restart, restart_seed, select_restart
@@ -67,7 +68,7 @@ from dfst.train.rundir import (
     write_run_json,
 )
 from dfst.train.state import load_train_state
-from dfst.train.validation import first_disagreement, validation_set
+from dfst.train.validation import disagreements
 
 # Learning-rate schedules: pure functions of (step, cfg), step = 0 … iters-1, no warmup.
 SCHEDULES: dict[str, Callable[[int, TrainConfig], float]] = {
@@ -145,41 +146,76 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
     data = training_data(cfg, task) if data is None else data
     if data.task != task.name or data.k != len(task.alphabet):
         raise DfstError(f"the training data is for task {data.task} (k={data.k}), not {task.name}")
-    sizes = d_sizes(cfg, task, data)
+    growth = Growth(data, data)
     run_info = {"format": RUN_FORMAT, "version": 1, "train": cfg.to_dict(),
                 "command": command if command is not None else shlex.join(sys.argv),
-                "data": {"sha256": dataset_sha256(data), "summary": summarize(data)},
-                "model": model_info(len(task.alphabet), sizes[0], []),
+                "data": growth.record(),
+                "model": model_info(len(task.alphabet), d_sizes(cfg, task, data)[0], []),
                 "dfst_version": __version__, "torch_version": torch.__version__, **manifest_marker()}
-    longest = run_info["data"]["summary"]["digits_max"]  # the validation PTOs start one digit past it
-    validation = validation_set(task, longest, cfg.seed) if validates(cfg) else None
     with run_lock(out_dir, run_info["command"]):  # one writer per run directory
-        run_info["model"] = resumed_model(Path(out_dir), run_info, sizes) if resume else run_info["model"]
-        check_training(task, cfg, memory, run_info["model"]["d"])
-        out = prepare_run(out_dir, run_info, resume=resume)
-        finished = read_json(out / SUMMARY_FILE) if resume else None
-        summary = finished or _train_loop(cfg, task, out, data, run_info, resume=resume, progress=progress,
-                                          cpu_start=cpu_start, device=torch_device, validation=validation)
+        if resume:  # a later round of data growth of this run, stored: its data
+            growth = resumed_growth(Path(out_dir), run_info, task, growth)
+            run_info["data"] = growth.record()
+        runs = _Rounds(cfg, task, out_dir, run_info, memory, progress, cpu_start, torch_device)
+        summary = runs.train_sizes(growth, resume)
+        while (grown := next_round(growth, cfg.grow_rounds, summary, task)) is not None:
+            LOGGER.info("the automaton read off departs from the expert on %d held-out PTOs: added, "
+                        "training again on %d", grown.data.samples - growth.data.samples, grown.data.samples)
+            growth = grown
+            summary = runs.train_sizes(growth, resume=False)
+        if cfg.finetune and "finetune" not in summary and summary["stopped_by"] != "diverged":
+            from dfst.train.tuning import finetune_phase  # (else nothing to fine-tune, or done already)
+
+            summary = finetune_phase(runs.out, cfg, task, summary, growth.data, progress)
+    LOGGER.info("verdict: %s", model_verdict(summary, cfg.to_dict())[1])
+    return summary
+
+
+class _Rounds:
+    """One data set's training in `train`'s locked run directory: at each d size until one suffices
+    (`dfst.train.dsize`), then the agreement check recorded (`dfst.train.agreement`)."""
+
+    def __init__(self, cfg: TrainConfig, task: Task, out_dir: str | Path, run_info: dict, memory: int,
+                 progress: Callable[[dict], None], cpu_start: float, device: torch.device) -> None:
+        self.cfg, self.task, self.out_dir, self.run_info, self.memory = cfg, task, out_dir, run_info, memory
+        self.progress, self.cpu_start, self.device = progress, cpu_start, device
+        self.out, self.validation = Path(out_dir), None
+
+    def train_sizes(self, growth: Growth, resume: bool) -> dict:
+        """Train `growth.data` at growing d (resuming the stored run where it is this one); the summary."""
+        cfg, task, run_info, data = self.cfg, self.task, self.run_info, growth.data
+        sizes = d_sizes(cfg, task, data)
+        self.validation = growth.validation(task, cfg.seed) if validates(cfg) else None
+        run_info["data"] = growth.record()
+        run_info["model"] = model_info(len(task.alphabet), sizes[0], [])
+        if resume:
+            run_info["model"] = resumed_model(self.out, run_info, sizes)
+        grown_cfg = replace(cfg, samples=data.samples, sampler="uniform",
+                            max_digits=max(cfg.max_digits, run_info["data"]["summary"]["digits_max"]))
+        check_training(task, grown_cfg if growth.round else cfg, self.memory, run_info["model"]["d"])
+        self.out = prepare_run(self.out_dir, run_info, resume=resume)
+        finished = read_json(self.out / SUMMARY_FILE) if resume else None
+        summary = finished or self._loop(data, resume)
         ran = finished is None
         while (grown := next_size(cfg, sizes, summary)) is not None:  # d too small for the PTOs: again
             LOGGER.info("d=%d: no automaton read off explains the PTOs; training again with d=%d",
                         summary["d"], grown)
             run_info["model"] = model_info(len(task.alphabet), grown, tried_sizes(summary))
-            check_training(task, cfg, memory, grown)
-            out = prepare_run(out_dir, run_info, resume=False)  # the smaller size's files go
-            summary = _train_loop(cfg, task, out, data, run_info, resume=False, progress=progress,
-                                  cpu_start=cpu_start, device=torch_device, validation=validation)
+            check_training(task, grown_cfg if growth.round else cfg, self.memory, grown)
+            self.out = prepare_run(self.out_dir, run_info, resume=False)  # the smaller size's files go
+            summary = self._loop(data, resume=False)
             ran = True
         if ran:  # the sizes' outcome: did an automaton read off reproduce the longer PTOs?
-            found = agreement(summary.get("extracted"), validation, run_info["model"], sizes)
+            found = agreement(summary.get("extracted"), self.validation, run_info["model"], sizes, growth,
+                              cfg.grow_rounds)
             summary |= {"agreement": found}
-            write_run_json(out, SUMMARY_FILE, summary)
-        if cfg.finetune and "finetune" not in summary and summary["stopped_by"] != "diverged":
-            from dfst.train.tuning import finetune_phase  # (else nothing to fine-tune, or done already)
+            write_run_json(self.out, SUMMARY_FILE, summary)
+        return summary
 
-            summary = finetune_phase(out, cfg, task, summary, data, progress)
-    LOGGER.info("verdict: %s", model_verdict(summary, cfg.to_dict())[1])
-    return summary
+    def _loop(self, data: PtoDataset, resume: bool) -> dict:
+        return _train_loop(self.cfg, self.task, self.out, data, self.run_info, resume=resume,
+                           progress=self.progress, cpu_start=self.cpu_start, device=self.device,
+                           validation=self.validation)
 
 
 def _logged(progress: Callable[[dict], None] | None, log_every: int) -> Callable[[dict], None]:
@@ -372,5 +408,13 @@ def _save_extraction(out: Path, model: DFST, task: Task, data: PtoDataset,
     provenance = {"source": "extract", "run": str(out), "radius": found.radius, "rules": found.pairs}
     save_extraction(found, out / EXTRACTED_DIR, task=task, provenance=provenance, overwrite=True)
     tested = {} if validation is None else {"validation": {
-        "samples": validation.samples, "disagreement": first_disagreement(found.agent, task, validation)}}
+        "samples": validation.samples, **departures(found.agent, task, validation)}}
     return {"model": str(out / EXTRACTED_DIR), "states": found.agent.d, "rules": found.pairs, **tested}
+
+
+def departures(agent, task: Task, validation: PtoDataset) -> dict:
+    """{"disagreement": the first validation instance the automaton read off does not reproduce (None:
+    it reproduces all)}, and where it departs, "departures": the first few such (what a round of data
+    growth adds: `dfst.train.growth`)."""
+    found = disagreements(agent, task, validation, limit=ADD_PER_ROUND)
+    return {"disagreement": found[0] if found else None, **({"departures": found} if found else {})}

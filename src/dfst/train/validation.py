@@ -29,15 +29,26 @@ VALIDATION_STREAM = 11    # their random stream: [seed, VALIDATION_STREAM]
 def validation_set(task: Task, max_digits: int, seed: int) -> PtoDataset:
     """The expert's PTOs on the structured instances of each length past `max_digits` (those as long
     as it) and VALIDATION_PAIRS random pairs there (module docstring)."""
-    rng = np.random.default_rng([seed, VALIDATION_STREAM])
+    return validation_dataset(task, validation_instances(task, max_digits, seed), seed)
+
+
+def validation_instances(task: Task, max_digits: int, seed: int, round_: int = 0) -> list[Instance]:
+    """The instances of `validation_set`, distinct; `round_` > 0: a later round of data growth's
+    (`dfst.train.growth`), its random pairs from a stream of their own."""
+    rng = np.random.default_rng([seed, VALIDATION_STREAM] + ([round_] if round_ else []))
     lengths = range(max_digits + 1, max_digits + 1 + VALIDATION_LENGTHS)
     instances = [inst for n in lengths for inst in task.pool_instances(n)
                  if inst.length == n]  # a hard set's short instances are within reach
     instances += [task.random_instance(rng, n, n) for n in lengths for _ in range(VALIDATION_PAIRS)]
-    unique = list({(inst.a, inst.b): inst for inst in instances}.values())
-    sampling = {"rule": "validation", "min_digits": lengths[0], "max_digits": lengths[-1],
-                "queries": len(unique)}
-    return oracle_dataset(task, unique, seed, sampling)
+    return list({(inst.a, inst.b): inst for inst in instances}.values())
+
+
+def validation_dataset(task: Task, instances: list[Instance], seed: int) -> PtoDataset:
+    """The expert's PTOs on validation `instances`, each run counted as a query."""
+    sizes = [inst.length for inst in instances]
+    sampling = {"rule": "validation", "min_digits": min(sizes), "max_digits": max(sizes),
+                "queries": len(instances)}
+    return oracle_dataset(task, instances, seed, sampling)
 
 
 def oracle_dataset(task: Task, instances: list[Instance], seed: int, sampling: dict) -> PtoDataset:
@@ -50,13 +61,23 @@ def oracle_dataset(task: Task, instances: list[Instance], seed: int, sampling: d
 def first_disagreement(agent: Transducer, task: Task, validation: PtoDataset) -> dict | None:
     """The first validation instance on which `agent` (an automaton read off) does not produce the
     expert's PTO, as {"a", "b", "steps"} (`steps`: how far they agree); None when it reproduces all."""
+    found = disagreements(agent, task, validation, limit=1)
+    return found[0] if found else None
+
+
+def disagreements(agent: Transducer, task: Task, validation: PtoDataset, limit: int) -> list[dict]:
+    """The first `limit` validation instances, in the set's order, on which `agent` does not produce
+    the expert's PTO ({"a", "b", "steps"} each, as `first_disagreement`)."""
+    found = []
     for index, (a, b) in enumerate(validation.operands):
         expected = validation.trace(index)
         run = run_table(agent, task.layout(Instance(a, b, "validation")), len(expected), record=True)
         agree = _agreeing_steps(run.trace, expected)
         if run.outcome != Outcome.HALTED or agree < len(expected):  # at most len(expected) steps run
-            return {"a": a, "b": b, "steps": agree}
-    return None
+            found.append({"a": a, "b": b, "steps": agree})
+            if len(found) == limit:
+                break
+    return found
 
 
 def _agreeing_steps(trace: np.ndarray, expected: np.ndarray) -> int:

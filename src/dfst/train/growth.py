@@ -1,0 +1,103 @@
+"""Growing the training data from what the automaton read off gets wrong: the expert as the oracle.
+
+A run whose d comes from the data trains at growing d until an automaton read off reproduces the
+expert's PTOs on longer operands held out of training (`dfst.train.dsize`, `dfst.train.validation`).
+When every size is spent and the automaton read off still explains the training PTOs but departs from
+the expert on a held-out instance, the PTOs did not pin the algorithm down: a rule, or a chain of
+rules, was never shown. A round of growth then adds the first ADD_PER_ROUND held-out instances where
+it departs (the shortest lengths first: the set is ordered by length) to the training PTOs, draws a
+fresh held-out set past the new longest operand, and trains again from the new data's lower bound on
+d: counterexample-guided learning with the expert's PTOs as the only answers (no state is read).
+At most `grow_rounds` rounds (the config's); the run records each one and why it stopped.
+
+Every expert run is counted once, under what it ended up as (`dfst.data.reads`): an instance added is
+a counterexample; the rest of every round's held-out set stays held out, in the run's validation PTOs
+(which each later round's automaton must reproduce too) and out of every test of its models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dfst.data import PtoDataset, record_instances, summarize
+from dfst.io.inputs import read_json_if_exists
+from dfst.io.outputs import file_kind
+from dfst.io.targets import CONFIG_FILE
+from dfst.tasks import Instance, Task
+from dfst.train.batches import dataset_sha256
+from dfst.train.validation import validation_dataset, validation_instances
+
+ADD_PER_ROUND = 8  # held-out instances added a round: several rules may be missing at once
+
+
+def with_instances(task: Task, data: PtoDataset, pairs: list[list[str]]) -> PtoDataset:
+    """The dataset plus the expert's PTOs on the operand pairs `pairs`, recorded as counterexamples."""
+    instances = [Instance(x, y) for x, y in data.operands] + [Instance(a, b, "counterexample")
+                                                              for a, b in pairs]
+    added = list(data.sampling.get("counterexamples", [])) + [list(pair) for pair in pairs]
+    return record_instances(task, instances, data.seed, data.sampling | {"counterexamples": added})
+
+
+@dataclass(frozen=True)
+class Growth:
+    """Where a run's data stands: the PTOs sampled (`base`), those plus every instance added (`data`),
+    the round (0: nothing added) and each finished round's record (its "added" count among them)."""
+
+    base: PtoDataset
+    data: PtoDataset
+    round: int = 0
+    rounds: tuple[dict, ...] = field(default=())
+
+    @property
+    def added(self) -> list[list[str]]:
+        """The operand pairs the rounds added, in order (a given dataset's own counterexamples apart)."""
+        return [list(pair) for pair in self.data.operands[self.base.samples:]]
+
+    def validation(self, task: Task, seed: int) -> PtoDataset:
+        """The held-out PTOs the automaton read off must reproduce: every round's set but the instances
+        added to the PTOs; round r's past the longest training operand of its data, from its own stream."""
+        added, counts = {tuple(pair) for pair in self.added}, [r["added"] for r in self.rounds]
+        instances = []
+        for r in range(self.round + 1):
+            known = self.data.operands[:self.base.samples + sum(counts[:r])]
+            longest = max(len(x) for pair in known for x in pair)
+            instances += [inst for inst in validation_instances(task, longest, seed, r)
+                          if (inst.a, inst.b) not in added]
+        return validation_dataset(task, instances, seed)
+
+    def record(self) -> dict:
+        """The run's "data" entry (config.json): the data trained on, and from round 1 how it grew."""
+        record = {"sha256": dataset_sha256(self.data), "summary": summarize(self.data)}
+        if self.round:
+            record["grown"] = {"from": dataset_sha256(self.base), "round": self.round, "added": self.added,
+                               "rounds": list(self.rounds)}
+        return record
+
+
+def next_round(growth: Growth, limit: int, summary: dict, task: Task) -> Growth | None:
+    """The next round's growth, or None: the automaton agreed, no automaton explains the PTOs (more
+    data would not help: d or iterations would), the run checks nothing, or `limit` rounds are spent."""
+    found = summary.get("agreement")
+    if growth.round >= limit or not found or found["agreed"] or not found["departs"]:
+        return None
+    departures = summary["extracted"]["validation"].get("departures") or [found["departs"]]
+    pairs = [[d["a"], d["b"]] for d in departures[:ADD_PER_ROUND]]
+    finished = {"samples": growth.data.samples, "d_tried": found["d_tried"], "departs": found["departs"],
+                "added": len(pairs)}
+    return Growth(growth.base, with_instances(task, growth.data, pairs), growth.round + 1,
+                  (*growth.rounds, finished))
+
+
+def resumed_growth(out, run_info: dict, task: Task, growth: Growth) -> Growth:
+    """The growth to resume with: the stored run's when it is a later round of this run (same config,
+    grown from the same sampled PTOs, its added instances giving the PTOs it stored), else `growth`."""
+    old = read_json_if_exists(out / CONFIG_FILE, "run file", verify=False) if file_kind(out) == "directory" \
+        else None
+    grown = old.get("data", {}).get("grown") if isinstance(old, dict) else None
+    if (not isinstance(grown, dict) or old.get("train") != run_info["train"]
+            or grown.get("from") != dataset_sha256(growth.base)):
+        return growth
+    data = with_instances(task, growth.base, grown.get("added", []))
+    if dataset_sha256(data) != old["data"].get("sha256"):
+        return growth  # prepare_run refuses the run on other data, with the hint to start over
+    return Growth(growth.base, data, grown["round"], tuple(grown.get("rounds", [])))

@@ -1,0 +1,109 @@
+"""Data growth (`dfst.train.growth`): where the automaton read off departs from the expert on held-out
+PTOs, those instances join the training PTOs and the run trains again; every expert run is counted
+once, the held-out PTOs of every round stay held out, and a grown run resumes from its config."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from dfst.data import load_dataset
+from dfst.tasks import TASKS
+from dfst.tasks.user import load_tasks_file
+from dfst.train.growth import Growth, next_round, resumed_growth
+from dfst.train.loop import train, training_data
+from dfst.train.recipes import training_recipe
+from dfst.train.validation import validation_instances
+
+SUITE = Path(__file__).resolve().parents[1] / "benchmarks" / "suite" / "tasks.py"
+
+
+@pytest.fixture(scope="module")
+def xor2():
+    """xor2 (a task dfst does not ship) registered for this module's tests, then unregistered."""
+    before = dict(TASKS)
+    load_tasks_file(SUITE)
+    yield TASKS["xor2"]
+    TASKS.clear()
+    TASKS.update(before)
+
+
+def tiny(grow_rounds: int):
+    """Two PTOs of one or two digits, a short run: too little to pin xor2 down (it departs on longer)."""
+    return replace(training_recipe("xor2", 0), samples=2, max_digits=1, iters=300, restarts=2,
+                   finetune=False, eval_every=0, grow_rounds=grow_rounds)
+
+
+@pytest.fixture(scope="module")
+def grown(xor2, tmp_path_factory):
+    out = tmp_path_factory.mktemp("grown")
+    return out, train(tiny(2), out)
+
+
+@pytest.fixture(scope="module")
+def fixed(xor2, tmp_path_factory):
+    out = tmp_path_factory.mktemp("fixed")
+    return out, train(tiny(0), out)
+
+
+def test_without_growth_the_run_says_the_rounds_ran_out(fixed):
+    _, summary = fixed
+    found = summary["agreement"]
+    assert summary["samples"] == 2 and not found["agreed"] and found["stopped"] == "data rounds"
+    assert found["data"] == {"rounds": 0, "limit": 0, "samples": [2]}
+
+
+def test_growth_adds_the_departing_held_out_instances_and_the_run_then_agrees(grown, fixed):
+    out, summary = grown
+    found = summary["agreement"]
+    assert found["agreed"] and found["stopped"] == "agreed" and 1 <= found["data"]["rounds"] <= 2
+    assert summary["samples"] == found["data"]["samples"][-1] > 2
+    record = json.loads((out / "config.json").read_text())["data"]["grown"]
+    first = fixed[1]["extracted"]["validation"]
+    # round 1 added the held-out instances where round 0's automaton (the same run as `fixed`) departed
+    assert record["added"][:record["rounds"][0]["added"]] == [[d["a"], d["b"]] for d in first["departures"]]
+    data = load_dataset(out / "data.pto.zip")
+    assert [list(p) for p in data.operands[2:]] == record["added"] == data.sampling["counterexamples"]
+
+
+def test_every_expert_run_is_counted_once_and_every_round_s_held_out_set_stays_held_out(grown, xor2):
+    out, summary = grown
+    validation = load_dataset(out / "validation.pto.zip")
+    data = load_dataset(out / "data.pto.zip")
+    assert set(validation.operands).isdisjoint(data.operands)
+    traces = summary["traces"]
+    assert traces["counterexamples"]["runs"] == data.samples - 2
+    assert traces["validation"]["runs"] == validation.samples
+    assert traces["total"] == sum(part["runs"] for name, part in traces.items() if name != "total")
+    # round 0's held-out instances that were not added are still there, beside the later rounds'
+    longest = max(len(x) for pair in data.operands[:2] for x in pair)
+    first = {(inst.a, inst.b) for inst in validation_instances(xor2, longest, 0)} - set(data.operands)
+    assert first < set(validation.operands)
+
+
+def test_a_finished_grown_run_resumes_to_its_summary_and_its_data_are_rebuilt(grown, xor2):
+    out, summary = grown
+    assert train(tiny(2), out) == summary  # nothing trained again
+    base = training_data(tiny(2), xor2)
+    config = json.loads((out / "config.json").read_text())
+    again = resumed_growth(out, config, xor2, Growth(base, base))
+    assert again.round == config["data"]["grown"]["round"] and again.record() == config["data"]
+    other = config | {"train": tiny(3).to_dict()}
+    assert resumed_growth(out, other, xor2, Growth(base, base)).round == 0  # another config: not this run
+
+
+def test_no_round_follows_agreement_an_unexplained_pto_or_the_limit(xor2):
+    base = training_data(tiny(1), xor2)
+    growth = Growth(base, base)
+    departs = {"a": "101", "b": "11", "steps": 2}
+    departing = {"agreement": {"agreed": False, "departs": departs, "d_tried": [4]},
+                 "extracted": {"validation": {"disagreement": departs, "departures": [departs]}}}
+    grown = next_round(growth, 1, departing, xor2)
+    assert grown.round == 1 and grown.added == [["101", "11"]] and grown.rounds[0]["added"] == 1
+    assert next_round(grown, 1, departing, xor2) is None  # the limit
+    assert next_round(growth, 1, {"agreement": {"agreed": True, "departs": None}}, xor2) is None
+    assert next_round(growth, 1, {"agreement": {"agreed": False, "departs": None}}, xor2) is None
+    assert next_round(growth, 1, {"agreement": None}, xor2) is None  # nothing was checked
