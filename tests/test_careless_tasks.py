@@ -256,6 +256,29 @@ def test_an_answer_function_through_pythons_int_answers_past_4300_digits():
         int(a)
 
 
+def test_a_hard_set_generator_and_domain_through_pythons_int_work_past_4300_digits():
+    """A task's own hard set, generator and domain may use int() on operands as its answer does (the
+    suite's subtraction puts the larger operand first that way): the limit is lifted for them too."""
+    import dataclasses
+
+    from dfst.tasks.base import Instance
+
+    def larger_first(a, b):
+        return (a, b) if int(a) >= int(b) else (b, a)
+
+    base = TASKS["sub10"]
+    task = dataclasses.replace(
+        base, name="intsub", hard=lambda n, _: [Instance(*larger_first("1" + "0" * (n - 1), "9" * n), "x")],
+        generate=lambda rng, n, m, _: larger_first("7" * n, "8" * m),
+        domain=lambda a, b, _: None if int(a) >= int(b) else "a < b")
+    n = 5000
+    assert task.hard_families(n)[0].a == "9" * n and task.pool_instances(n)[0].a == "9" * n
+    assert task.random_instance(None, n, n).a == "8" * n and task.example(n, 3).a == "7" * n
+    assert task.domain_problem("1" + "0" * n, "9" * n) is None
+    with pytest.raises(ValueError, match="4300"):
+        int("9" * n)
+
+
 def test_one_failing_length_keeps_the_lengths_before_it(tmp_path, capsys):
     failing = OR2 + """
 def answer(a, b, base):  # right wherever registration looks (up to 1,000 digits), raises past 1,200

@@ -116,7 +116,10 @@ class Task:
 
     def domain_problem(self, a: str, b: str) -> str | None:
         """Why operands of the task's symbols are no instance of it (a < b in sub2), or None."""
-        return None if self.domain is None else self.domain(a, b, self.base)
+        if self.domain is None:
+            return None
+        with python_int_digits():  # (the task's own code, as the answer function: python_int_digits)
+            return self.domain(a, b, self.base)
 
     def _check_operand(self, text: str, label: str) -> str:
         if self.symbols is None:
@@ -135,7 +138,8 @@ class Task:
         if self.generate is None:
             top = self.operand_symbols[-1]
             return self.check(top * n, top * m if self.operands == 2 else "")
-        a, b = self.generate(np.random.default_rng(0), n, m, self.base)
+        with python_int_digits():
+            a, b = self.generate(np.random.default_rng(0), n, m, self.base)
         return Instance(a, b, "example")
 
     def show(self, a: str, b: str) -> str:
@@ -187,12 +191,14 @@ class Task:
 
     def hard_families(self, n: int) -> list[Instance]:
         """Every family of the hard set at n digits, the test-only ones last, repeats included."""
-        return [*self.hard(n, self.base), *(self.test_hard(n, self.base) if self.test_hard else [])]
+        with python_int_digits():
+            return [*self.hard(n, self.base), *(self.test_hard(n, self.base) if self.test_hard else [])]
 
     def pool_instances(self, n: int) -> list[Instance]:
         """The structured instances at n digits that a learner's samplers and validation may draw: the
         hard set without its test-only families (`test_hard`)."""
-        return _unique(self.hard(n, self.base))
+        with python_int_digits():
+            return _unique(self.hard(n, self.base))
 
     def short_instances(self, n: int) -> list[Instance]:
         """Every instance whose operands have 1..n symbols (leading zeros included), shortest first."""
@@ -215,7 +221,8 @@ class Task:
         """One random instance of about n and m symbols, drawn from `rng` (the task's `generate`;
         without one, random operands of the task's symbols: `a` alone for a task of one operand)."""
         if self.generate is not None:
-            return Instance(*self.generate(rng, n, m, self.base))
+            with python_int_digits():
+                return Instance(*self.generate(rng, n, m, self.base))
         a = self._symbols_of(random_operand(rng, n, self.base))
         return Instance(a, self._symbols_of(random_operand(rng, m, self.base)) if self.operands == 2 else "")
 
@@ -260,11 +267,12 @@ _lifted_lock = threading.Lock()
 
 @contextmanager
 def python_int_digits() -> Iterator[None]:
-    """Python's limit on int/str conversions (4,300 digits) lifted while a task's answer function
-    runs. The limit guards a service against quadratic conversions of text an attacker sized;
-    here the text is operands dfst drew or the user gave at the lengths the user asked for (each
-    under dfst's length and memory caps), and the function is the user's own code, so an answer
-    function written with int() answers at 10,000 digits as at 1,000 (registration checks 1,000).
+    """Python's limit on int/str conversions (4,300 digits) lifted while a task's own functions run
+    (its answer, hard set, generator and domain). The limit guards a service against quadratic
+    conversions of text an attacker sized; here the text is operands dfst drew or the user gave at
+    the lengths the user asked for (each under dfst's length and memory caps), and the function is
+    the user's own code, so one written with int() works at 10,000 digits as at 1,000
+    (registration checks 1,000).
     The setting is the interpreter's: counted, so that the last of several threads restores it."""
     with _lifted_lock:
         if _lifted["calls"] == 0:
