@@ -177,7 +177,7 @@ def test_configure_starts_from_the_tasks_recipe(monkeypatch):
     assert (cfg.samples, cfg.max_digits, cfg.sampler) == (1, 2, "contexts") and "--data" in set_by
     # a task without a recipe: the general one, add2's with its data grown
     monkeypatch.delitem(recipes.RECIPES, "add10")
-    general = {"finetune": True, "grow_rounds": recipes.GROW_ROUNDS}
+    general = {"finetune": True, "grow_rounds": recipes.GROW_ROUNDS, "finetune_frozen": recipes.FROZEN}
     assert configure("add10", {}, set()) == (TrainConfig(task="add10", **general),
                                              {"recipe": {"general recipe": general}})
 
