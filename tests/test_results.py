@@ -210,11 +210,20 @@ def test_a_run_result_and_its_row_with_and_without_an_evaluation():
                "cpu_seconds": 3.9, "final_loss": 0.5767, "eval": None}
     r = Result.from_run_summary(summary, name="r0").checked("summary.json")
     assert (r.robust_lg, r.train_seconds, r.levels) == (None, 3.9, [])
-    assert run_row(r) == {"run": "r0", "task": "add2", "samples": 20, "d": 9, "iterations": 20,
+    assert run_row(r) == {"run": "r0", "task": "add2", "samples": 20, "expert runs read": "-",
+                          "held-out check": "-", "d": 9, "iterations": 20,
                           "final loss": "5.77e-01", "model": "trained", "robust LG (model)": None,
                           "probabilistic LG (model)": None, "model tested by": "not evaluated",
                           "robust LG (trained, before fine-tuning)": "-",  # not fine-tuned
                           "CPU seconds": 3.9, "wall seconds": 2.0}  # CPU seconds are the process time
+    checked = summary | {"traces": {"total": 4195}, "agreement": {
+        "agreed": True, "checked": {"digits": [4, 8]}, "data": {"rounds": 1}}}
+    row = run_row(Result.from_run_summary(checked, name="r2"))
+    assert row["expert runs read"] == 4195
+    assert row["held-out check"] == "agreed (4-8 digits, data grown 1 round)"
+    departed = checked | {"agreement": {"agreed": False, "checked": {"digits": [4, 6]},
+                                        "data": {"rounds": 0}}}
+    assert run_row(Result.from_run_summary(departed, name="r3"))["held-out check"] == "NOT ENOUGH DATA"
     old = Result.from_run_summary(summary | {"cpu_seconds": None}, name="old")
     assert run_row(old)["CPU seconds"] == "n/a"
     evaluated = summary | {"final_loss": None, "eval": {"robust_max_digits": 3, "probabilistic_max_digits": 5,

@@ -145,7 +145,9 @@ class Result:
                      "fine_tuned": bool(tuned_eval), "model": model,
                      "tested_by": "the run's own check" if evaluation else None,
                      "trained_robust_lg": trained.get("robust_max_digits") if tuned_eval else None,
-                     "trained_levels": trained.get("levels", []) if tuned_eval else []})
+                     "trained_levels": trained.get("levels", []) if tuned_eval else [],
+                     "traces_read": _object(summary.get("traces")).get("total", "-"),
+                     "check": held_out_check(_object(summary.get("agreement")))})
 
     def with_model_eval(self, report: dict) -> Result:
         """This run's result with its model's LG as `dfst eval RUN` measured it (RUN/model/eval.json,
@@ -154,6 +156,16 @@ class Result:
         details = self.details | {"tested_by": f"dfst eval ({report['mode']} h)"}
         return replace(self, robust_lg=report["robust_max_digits"], levels=report["levels"],
                        probabilistic_lg=report["probabilistic_max_digits"], details=details)
+
+
+def held_out_check(found: dict) -> str:
+    """A run's own check on held-out PTOs in a word: 'agreed (4-6 digits)', 'NOT ENOUGH DATA', '-'."""
+    if not found:
+        return "-"
+    low, high = _object(found.get("checked")).get("digits", ["?", "?"])
+    grew = _object(found.get("data")).get("rounds")
+    rounds = f", data grown {grew} round{'s' if grew != 1 else ''}" if grew else ""
+    return f"agreed ({low}-{high} digits{rounds})" if found.get("agreed") else f"NOT ENOUGH DATA{rounds}"
 
 
 def is_result(data: object) -> bool:

@@ -28,8 +28,10 @@ REPORT_COLUMNS = ("task", "model", "params", "robust LG", "probabilistic LG", "l
 # report-runs: the LG of RUN/model, the model the run delivers (fine-tuned where the recipe fine-tunes;
 # what dfst eval RUN scores), who measured it (dfst eval RUN where it ran, else the run's own check),
 # and the LG of the trained weights before fine-tuning (RUN/trained, h rescaled) in a column of its
-# own, "-" for a run not fine-tuned
-RUN_COLUMNS = ("run", "task", "samples", "d", "iterations", "final loss", "model", "robust LG (model)",
+# own, "-" for a run not fine-tuned; beside the PTOs kept, every expert run the learner read and what
+# its own check on held-out PTOs found (`dfst.train.agreement`)
+RUN_COLUMNS = ("run", "task", "samples", "expert runs read", "held-out check", "d", "iterations",
+               "final loss", "model", "robust LG (model)",
                "probabilistic LG (model)", "model tested by", "robust LG (trained, before fine-tuning)",
                "CPU seconds", "wall seconds")
 
@@ -176,7 +178,9 @@ def run_row(result: Result) -> dict:
     details = result.details
     loss = details["final_loss"]
     cpu = result.train_seconds
-    return {"run": details["run"], "task": result.task, "samples": result.samples, "d": details["d"],
+    return {"run": details["run"], "task": result.task, "samples": result.samples,
+            "expert runs read": details.get("traces_read", "-"), "held-out check": details.get("check", "-"),
+            "d": details["d"],
             "iterations": details["iterations"], "final loss": f"{loss:.2e}" if loss is not None else "nan",
             "model": details.get("model", "trained"),
             "robust LG (model)": result.robust_lg, "probabilistic LG (model)": result.probabilistic_lg,
