@@ -107,3 +107,24 @@ def test_no_round_follows_agreement_an_unexplained_pto_or_the_limit(xor2):
     assert next_round(growth, 1, {"agreement": {"agreed": True, "departs": None}}, xor2) is None
     assert next_round(growth, 1, {"agreement": {"agreed": False, "departs": None}}, xor2) is None
     assert next_round(growth, 1, {"agreement": None}, xor2) is None  # nothing was checked
+
+
+def test_a_run_killed_in_a_later_round_resumes_to_the_same_model(grown, xor2, tmp_path):
+    """Killed during round 1 (after round 0's sizes), the same call again rebuilds the grown PTOs from
+    config.json, trains on, and ends with the weights of the uninterrupted run."""
+    out, summary = grown
+    seen = []
+
+    def kill_in_round_one(record: dict) -> None:
+        config = json.loads((tmp_path / "run" / "config.json").read_text())
+        if record.get("iteration") == 150 and "grown" in config["data"]:
+            seen.append(record)
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train(tiny(2), tmp_path / "run", progress=kill_in_round_one)
+    assert seen and not (tmp_path / "run" / "summary.json").exists()
+    again = train(tiny(2), tmp_path / "run")
+    assert again["agreement"] == summary["agreement"] and again["samples"] == summary["samples"]
+    for name in ("model/model.safetensors", "extracted/agent.json", "data.pto.zip", "validation.pto.zip"):
+        assert (tmp_path / "run" / name).read_bytes() == (out / name).read_bytes(), name
