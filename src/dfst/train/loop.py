@@ -7,6 +7,10 @@ Every `eval_every` iterations the restart to keep is chosen (`dfst.train.restart
 closed-loop on the grid (`dfst.train.evaluation`), and training may stop once it is robust at
 `target_digits`. Metrics go to metrics.jsonl; the run directory is described in `dfst.train.rundir`.
 
+Around the loop, `train` runs it at growing d until an automaton read off reproduces held-out PTOs
+(`_Sizes`, `dfst.train.dsize`), and, with `grow_rounds`, again on PTOs grown by the held-out
+instances where it departs (`dfst.train.growth`); then the fine-tuning phase (`dfst.train.tuning`).
+
 Determinism: every random draw after the initialisation comes from a generator seeded by
 (seed, iteration), not from a running stream, so a resumed run draws exactly what an uninterrupted
 one draws and no RNG state needs saving. Torch runs with `threads` threads and deterministic
@@ -156,22 +160,22 @@ def train(cfg: TrainConfig, out_dir: str | Path, *, data: PtoDataset | None = No
         if resume:  # a later round of data growth of this run, stored: its data
             growth = resumed_growth(Path(out_dir), run_info, task, growth)
             run_info["data"] = growth.record()
-        runs = _Rounds(cfg, task, out_dir, run_info, memory, progress, cpu_start, torch_device)
-        summary = runs.train_sizes(growth, resume)
+        sizes = _Sizes(cfg, task, out_dir, run_info, memory, progress, cpu_start, torch_device)
+        summary = sizes.train(growth, resume)
         while (grown := next_round(growth, cfg.grow_rounds, summary, task)) is not None:
             LOGGER.info("the automaton read off departs from the expert on %d held-out PTOs: added, "
                         "training again on %d", grown.data.samples - growth.data.samples, grown.data.samples)
             growth = grown
-            summary = runs.train_sizes(growth, resume=False)
+            summary = sizes.train(growth, resume=False)
         if cfg.finetune and "finetune" not in summary and summary["stopped_by"] != "diverged":
             from dfst.train.tuning import finetune_phase  # (else nothing to fine-tune, or done already)
 
-            summary = finetune_phase(runs.out, cfg, task, summary, growth.data, progress)
+            summary = finetune_phase(sizes.out, cfg, task, summary, growth.data, progress)
     LOGGER.info("verdict: %s", model_verdict(summary, cfg.to_dict())[1])
     return summary
 
 
-class _Rounds:
+class _Sizes:
     """One data set's training in `train`'s locked run directory: at each d size until one suffices
     (`dfst.train.dsize`), then the agreement check recorded (`dfst.train.agreement`)."""
 
@@ -181,7 +185,7 @@ class _Rounds:
         self.progress, self.cpu_start, self.device = progress, cpu_start, device
         self.out, self.validation = Path(out_dir), None
 
-    def train_sizes(self, growth: Growth, resume: bool) -> dict:
+    def train(self, growth: Growth, resume: bool) -> dict:
         """Train `growth.data` at growing d (resuming the stored run where it is this one); the summary."""
         cfg, task, run_info, data = self.cfg, self.task, self.run_info, growth.data
         sizes = d_sizes(cfg, task, data)
