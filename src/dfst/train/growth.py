@@ -4,10 +4,12 @@ A run whose d comes from the data trains at growing d until an automaton read of
 expert's PTOs on longer operands held out of training (`dfst.train.dsize`, `dfst.train.validation`).
 When every size is spent and the automaton read off still explains the training PTOs but departs from
 the expert on a held-out instance, the PTOs did not pin the algorithm down: a rule, or a chain of
-rules, was never shown. A round of growth then adds the first ADD_PER_ROUND held-out instances where
-it departs (the shortest lengths first: the set is ordered by length) to the training PTOs, draws a
-fresh held-out set past the new longest operand, and trains again from the new data's lower bound on
-d: counterexample-guided learning with the expert's PTOs as the only answers (no state is read).
+rules, was never shown. A round of growth then adds the held-out instances where it departs (the
+shortest lengths first: the set is ordered by length), at most as many as the PTOs it has and at
+least MIN_ADDED, to the training PTOs, draws a fresh held-out set past the new longest operand, and
+trains again from the new data's lower bound on d: counterexample-guided learning with the expert's
+PTOs as the only answers (no state is read). The data at most double a round, so a few rounds span
+the budgets the built-in tasks' recipes were tuned to (20 to 750 PTOs), whatever the task needs.
 At most `grow_rounds` rounds (the config's); the run records each one and why it stopped.
 
 Every expert run is counted once, under what it ended up as (`dfst.data.reads`): an instance added is
@@ -27,7 +29,12 @@ from dfst.tasks import Instance, Task
 from dfst.train.batches import dataset_sha256
 from dfst.train.validation import validation_dataset, validation_instances
 
-ADD_PER_ROUND = 8  # held-out instances added a round: several rules may be missing at once
+MIN_ADDED = 8  # a round adds up to max(MIN_ADDED, the PTOs it has) departing held-out instances
+
+
+def added_at_most(samples: int) -> int:
+    """How many departing held-out instances a round adds to `samples` PTOs, at most."""
+    return max(MIN_ADDED, samples)
 
 
 def with_instances(task: Task, data: PtoDataset, pairs: list[list[str]]) -> PtoDataset:
@@ -81,7 +88,7 @@ def next_round(growth: Growth, limit: int, summary: dict, task: Task) -> Growth 
     if growth.round >= limit or not found or found["agreed"] or not found["departs"]:
         return None
     departures = summary["extracted"]["validation"].get("departures") or [found["departs"]]
-    pairs = [[d["a"], d["b"]] for d in departures[:ADD_PER_ROUND]]
+    pairs = [[d["a"], d["b"]] for d in departures[:added_at_most(growth.data.samples)]]
     finished = {"samples": growth.data.samples, "d_tried": found["d_tried"], "departs": found["departs"],
                 "added": len(pairs)}
     return Growth(growth.base, with_instances(task, growth.data, pairs), growth.round + 1,

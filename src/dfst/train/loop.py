@@ -50,7 +50,7 @@ from dfst.train.config import TrainConfig
 from dfst.train.determinism import deterministic
 from dfst.train.dsize import d_sizes, model_info, next_size, resumed_model, tried_sizes
 from dfst.train.evaluation import best_robust, evaluate_model, extract_or_none
-from dfst.train.growth import ADD_PER_ROUND, Growth, next_round, resumed_growth
+from dfst.train.growth import Growth, added_at_most, next_round, resumed_growth
 from dfst.train.objectives import LOSSES, PENALTIES, discrete_at, noise_at, objective, scores
 from dfst.train.progress import LOGGER, log_progress, model_verdict
 from dfst.train.restarts import lowest_loss_restart, restart_seed, select_restart
@@ -412,13 +412,13 @@ def _save_extraction(out: Path, model: DFST, task: Task, data: PtoDataset,
     provenance = {"source": "extract", "run": str(out), "radius": found.radius, "rules": found.pairs}
     save_extraction(found, out / EXTRACTED_DIR, task=task, provenance=provenance, overwrite=True)
     tested = {} if validation is None else {"validation": {
-        "samples": validation.samples, **departures(found.agent, task, validation)}}
+        "samples": validation.samples, **departures(found.agent, task, validation, data.samples)}}
     return {"model": str(out / EXTRACTED_DIR), "states": found.agent.d, "rules": found.pairs, **tested}
 
 
-def departures(agent, task: Task, validation: PtoDataset) -> dict:
+def departures(agent, task: Task, validation: PtoDataset, samples: int) -> dict:
     """{"disagreement": the first validation instance the automaton read off does not reproduce (None:
-    it reproduces all)}, and where it departs, "departures": the first few such (what a round of data
-    growth adds: `dfst.train.growth`)."""
-    found = disagreements(agent, task, validation, limit=ADD_PER_ROUND)
+    it reproduces all)}, and where it departs, "departures": the first such, as many as a round of
+    data growth adds to `samples` PTOs (`dfst.train.growth`)."""
+    found = disagreements(agent, task, validation, limit=added_at_most(samples))
     return {"disagreement": found[0] if found else None, **({"departures": found} if found else {})}
