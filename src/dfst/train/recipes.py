@@ -99,8 +99,8 @@ def recipe_fields(task: str) -> dict[str, Any]:
 def configure(task: str, values: dict, given: set[str] | None = None, *, published: bool = False,
               operands: list | None = None, sampling_rule: str | None = None
               ) -> tuple[TrainConfig, dict[str, dict]]:
-    """The config of a `dfst train` command: `task`'s recipe where it has one (`recipe_fields`; add2's,
-    the general one, otherwise), the published recipe (`published`) and a dataset file's training set
+    """The config of a `dfst train` command: `task`'s recipe where it has one (`recipe_fields`; the
+    general one, `GENERAL`, otherwise), the published recipe (`published`) and a dataset file's training set
     (`operands`, drawn by `sampling_rule`) on top, then the options the user gave. `values` are the flat
     values of the options, `given` names the fields the user set (None: all of `values`); the others are
     the options' defaults and are ignored. --published and --data override the task's recipe silently, but
