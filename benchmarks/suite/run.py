@@ -46,7 +46,8 @@ def run_one(out: Path, name: str, seed: int, lengths: str) -> None:
              ("certify", ["certify", str(run / "extracted")])]
     for step, args in steps:
         report = out / f"{run.name}.{step}.json"
-        if report.exists() and report.stat().st_size:
+        finished = step == "train" and (run / "summary.json").exists()  # dfst train refuses to redo it
+        if finished or (report.exists() and report.stat().st_size):
             continue
         print(f"{run.name}: {step}", file=sys.stderr, flush=True)
         done = subprocess.run([*DFST, *args, "--json"], capture_output=True, text=True)
