@@ -88,12 +88,17 @@ def model_info(k: int, d: int, tried: list[dict]) -> dict:
     return {"k": k, "d": d, "params": model_params(k, d), "tried": tried}
 
 
+def stored_config(out: Path) -> dict | None:
+    """The config.json of the run stored in `out`, read to decide what to resume (None: none there)."""
+    # unverified: prepare_run checks the run's files next, with the hint a writer gives (--force)
+    return read_json_if_exists(out / CONFIG_FILE, "run file", verify=False) if file_kind(out) == "directory" \
+        else None
+
+
 def resumed_model(out: Path, run_info: dict, sizes: list[int]) -> dict:
     """The "model" entry to resume with: the stored run's when it is this run (same config and data)
     at one of `sizes` (it may have grown d already), else `run_info`'s."""
-    # unverified: prepare_run checks the run's files next, with the hint a writer gives (--force)
-    old = read_json_if_exists(out / CONFIG_FILE, "run file", verify=False) if file_kind(out) == "directory" \
-        else None
+    old = stored_config(out)
     same = (isinstance(old, dict) and old.get("train") == run_info["train"]
             and old.get("data", {}).get("sha256") == run_info["data"]["sha256"])
     model = old.get("model") if same else None

@@ -22,11 +22,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dfst.data import PtoDataset, record_instances, summarize
-from dfst.io.inputs import read_json_if_exists
-from dfst.io.outputs import file_kind
-from dfst.io.targets import CONFIG_FILE
 from dfst.tasks import Instance, Task
 from dfst.train.batches import dataset_sha256
+from dfst.train.dsize import stored_config
 from dfst.train.validation import validation_dataset, validation_instances
 
 MIN_ADDED = 8  # a round adds up to max(MIN_ADDED, the PTOs it has) departing held-out instances
@@ -98,8 +96,7 @@ def next_round(growth: Growth, limit: int, summary: dict, task: Task) -> Growth 
 def resumed_growth(out, run_info: dict, task: Task, growth: Growth) -> Growth:
     """The growth to resume with: the stored run's when it is a later round of this run (same config,
     grown from the same sampled PTOs, its added instances giving the PTOs it stored), else `growth`."""
-    old = read_json_if_exists(out / CONFIG_FILE, "run file", verify=False) if file_kind(out) == "directory" \
-        else None
+    old = stored_config(out)
     grown = old.get("data", {}).get("grown") if isinstance(old, dict) else None
     if (not isinstance(grown, dict) or old.get("train") != run_info["train"]
             or grown.get("from") != dataset_sha256(growth.base)):

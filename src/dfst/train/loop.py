@@ -194,9 +194,11 @@ class _Sizes:
         run_info["model"] = model_info(len(task.alphabet), sizes[0], [])
         if resume:
             run_info["model"] = resumed_model(self.out, run_info, sizes)
-        grown_cfg = replace(cfg, samples=data.samples, sampler="uniform",
-                            max_digits=max(cfg.max_digits, run_info["data"]["summary"]["digits_max"]))
-        check_training(task, grown_cfg if growth.round else cfg, self.memory, run_info["model"]["d"])
+        # a grown data set is estimated as it is, not as the config would sample it
+        budgeted = cfg if not growth.round else replace(
+            cfg, samples=data.samples, sampler="uniform",
+            max_digits=max(cfg.max_digits, run_info["data"]["summary"]["digits_max"]))
+        check_training(task, budgeted, self.memory, run_info["model"]["d"])
         self.out = prepare_run(self.out_dir, run_info, resume=resume)
         finished = read_json(self.out / SUMMARY_FILE) if resume else None
         summary = finished or self._loop(data, resume)
@@ -205,7 +207,7 @@ class _Sizes:
             LOGGER.info("d=%d: no automaton read off explains the PTOs; training again with d=%d",
                         summary["d"], grown)
             run_info["model"] = model_info(len(task.alphabet), grown, tried_sizes(summary))
-            check_training(task, grown_cfg if growth.round else cfg, self.memory, grown)
+            check_training(task, budgeted, self.memory, grown)
             self.out = prepare_run(self.out_dir, run_info, resume=False)  # the smaller size's files go
             summary = self._loop(data, resume=False)
             ran = True
