@@ -16,7 +16,7 @@ from dfst.tasks.user import load_tasks_file
 from dfst.train.growth import Growth, next_round, resumed_growth
 from dfst.train.loop import train, training_data
 from dfst.train.recipes import training_recipe
-from dfst.train.validation import validation_instances
+from dfst.train.validation import short_held_out, validation_instances
 
 SUITE = Path(__file__).resolve().parents[1] / "benchmarks" / "suite" / "tasks.py"
 
@@ -31,6 +31,9 @@ def xor2():
     TASKS.update(before)
 
 
+GROWN = 3  # rounds the grown run may take: 2 -> 10 -> 20 -> 40 PTOs
+
+
 def tiny(grow_rounds: int):
     """Two PTOs of one or two digits, a short run: too little to pin xor2 down (it departs on longer)."""
     return replace(training_recipe("xor2", 0), samples=2, max_digits=1, iters=300, restarts=2,
@@ -40,7 +43,7 @@ def tiny(grow_rounds: int):
 @pytest.fixture(scope="module")
 def grown(xor2, tmp_path_factory):
     out = tmp_path_factory.mktemp("grown")
-    return out, train(tiny(2), out)
+    return out, train(tiny(GROWN), out)
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +62,7 @@ def test_without_growth_the_run_says_the_rounds_ran_out(fixed):
 def test_growth_adds_the_departing_held_out_instances_and_the_run_then_agrees(grown, fixed):
     out, summary = grown
     found = summary["agreement"]
-    assert found["agreed"] and found["stopped"] == "agreed" and 1 <= found["data"]["rounds"] <= 2
+    assert found["agreed"] and found["stopped"] == "agreed" and 1 <= found["data"]["rounds"] <= GROWN
     assert summary["samples"] == found["data"]["samples"][-1] > 2
     record = json.loads((out / "config.json").read_text())["data"]["grown"]
     first = fixed[1]["extracted"]["validation"]
@@ -82,16 +85,20 @@ def test_every_expert_run_is_counted_once_and_every_round_s_held_out_set_stays_h
     longest = max(len(x) for pair in data.operands[:2] for x in pair)
     first = {(inst.a, inst.b) for inst in validation_instances(xor2, longest, 0)} - set(data.operands)
     assert first < set(validation.operands)
+    # and so are the short instances the sampled PTOs did not show: every pair of one-digit operands
+    short = {(a, b) for a in "01" for b in "01"} - set(data.operands)
+    assert short and short < set(validation.operands)
+    assert max(len(x) for pair in data.operands for x in pair) > longest  # the data grew longer
 
 
 def test_a_finished_grown_run_resumes_to_its_summary_and_its_data_are_rebuilt(grown, xor2):
     out, summary = grown
-    assert train(tiny(2), out) == summary  # nothing trained again
-    base = training_data(tiny(2), xor2)
+    assert train(tiny(GROWN), out) == summary  # nothing trained again
+    base = training_data(tiny(GROWN), xor2)
     config = json.loads((out / "config.json").read_text())
     again = resumed_growth(out, config, xor2, Growth(base, base))
     assert again.round == config["data"]["grown"]["round"] and again.record() == config["data"]
-    other = config | {"train": tiny(3).to_dict()}
+    other = config | {"train": tiny(GROWN + 1).to_dict()}
     assert resumed_growth(out, other, xor2, Growth(base, base)).round == 0  # another config: not this run
 
 
@@ -122,9 +129,20 @@ def test_a_run_killed_in_a_later_round_resumes_to_the_same_model(grown, xor2, tm
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        train(tiny(2), tmp_path / "run", progress=kill_in_round_one)
+        train(tiny(GROWN), tmp_path / "run", progress=kill_in_round_one)
     assert seen and not (tmp_path / "run" / "summary.json").exists()
-    again = train(tiny(2), tmp_path / "run")
+    again = train(tiny(GROWN), tmp_path / "run")
     assert again["agreement"] == summary["agreement"] and again["samples"] == summary["samples"]
     for name in ("model/model.safetensors", "extracted/agent.json", "data.pto.zip", "validation.pto.zip"):
         assert (tmp_path / "run" / name).read_bytes() == (out / name).read_bytes(), name
+
+
+def test_the_short_held_out_instances_are_every_untrained_one_up_to_the_cap():
+    add10, add2 = TASKS["add10"], TASKS["add2"]
+    trained = {("3", "4"), ("12", "5")}
+    short = short_held_out(add10, 3, trained)  # 100 pairs of one digit; 12,100 up to two: over the cap
+    assert len(short) == 99 and ("3", "4") not in {(i.a, i.b) for i in short}
+    assert {len(i.a) for i in short} == {1}
+    assert len(short_held_out(add2, 3, set())) == add2.short_count(3)  # 196 pairs: all of them
+    assert short_held_out(add2, 2, set()) == short_held_out(add2, 3, set())[:add2.short_count(2)]
+    assert short_held_out(add2, 0, set()) == []

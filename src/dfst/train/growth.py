@@ -25,7 +25,7 @@ from dfst.data import PtoDataset, record_instances, summarize
 from dfst.tasks import Instance, Task
 from dfst.train.batches import dataset_sha256
 from dfst.train.dsize import stored_config
-from dfst.train.validation import validation_dataset, validation_instances
+from dfst.train.validation import short_held_out, validation_dataset, validation_instances
 
 MIN_ADDED = 8  # a round adds up to max(MIN_ADDED, the PTOs it has) departing held-out instances
 
@@ -59,10 +59,12 @@ class Growth:
         return [list(pair) for pair in self.data.operands[self.base.samples:]]
 
     def validation(self, task: Task, seed: int) -> PtoDataset:
-        """The held-out PTOs the automaton read off must reproduce: every round's set but the instances
-        added to the PTOs; round r's past the longest training operand of its data, from its own stream."""
+        """The held-out PTOs the automaton read off must reproduce: the short instances the sampled PTOs
+        did not show (`short_held_out`), then every round's set but the instances added to the PTOs;
+        round r's past the longest training operand of its data, from its own stream."""
         added, counts = {tuple(pair) for pair in self.added}, [r["added"] for r in self.rounds]
-        instances = []
+        longest = max(len(x) for pair in self.base.operands for x in pair)
+        instances = short_held_out(task, longest, {tuple(pair) for pair in self.data.operands})
         for r in range(self.round + 1):
             known = self.data.operands[:self.base.samples + sum(counts[:r])]
             longest = max(len(x) for pair in known for x in pair)

@@ -6,8 +6,11 @@ most 3 digits at d = 12 read off a 22-state automaton that borrows correctly alo
 and wrongly along longer ones (docs/research/training.md). A learner may query the expert (an oracle of PTOs,
 as the contexts sampler does), so training tests the automaton against the expert's PTOs on
 VALIDATION_PAIRS random pairs and the task's structured instances at each of the VALIDATION_LENGTHS
-lengths past the training data's: testing as the equivalence oracle, with no state read. These runs
-are counted as queries, and the operands are kept in RUN/validation.pto.zip and held out of every
+lengths past the training data's: testing as the equivalence oracle, with no state read. Short
+operands are tested too: a rule that only short instances fire (eq3's answer on one-digit operands)
+hides from longer ones, so `short_held_out` adds every instance of the training data's lengths that
+are few enough to run all (SHORT_HELD_OUT) and that training did not see. These runs are counted as
+queries, and the operands are kept in RUN/validation.pto.zip and held out of every
 test of the run's models as its training pairs are.
 """
 
@@ -24,6 +27,7 @@ from dfst.tasks.base import Instance, Task
 VALIDATION_LENGTHS = 3    # lengths max_digits + 1 .. max_digits + 3
 VALIDATION_PAIRS = 30     # random pairs at each length, besides the task's structured instances there
 VALIDATION_STREAM = 11    # their random stream: [seed, VALIDATION_STREAM]
+SHORT_HELD_OUT = 1000     # every instance up to the longest length (the data's at most) with this many
 
 
 def validation_set(task: Task, max_digits: int, seed: int) -> PtoDataset:
@@ -41,6 +45,17 @@ def validation_instances(task: Task, max_digits: int, seed: int, round_: int = 0
                  if inst.length == n]  # a hard set's short instances are within reach
     instances += [task.random_instance(rng, n, n) for n in lengths for _ in range(VALIDATION_PAIRS)]
     return list({(inst.a, inst.b): inst for inst in instances}.values())
+
+
+def short_held_out(task: Task, max_digits: int, trained: set[tuple[str, str]]) -> list[Instance]:
+    """Every instance of operands of at most k symbols that is not in `trained` (operand pairs), k the
+    longest length up to `max_digits` with at most SHORT_HELD_OUT instances: shortest first."""
+    k = 0
+    while k < max_digits and task.short_count(k + 1) <= SHORT_HELD_OUT:
+        k += 1
+    short = [Instance(inst.a, inst.b, "short") for inst in task.short_instances(k)
+             if (inst.a, inst.b) not in trained]
+    return sorted(short, key=lambda inst: inst.length)
 
 
 def validation_dataset(task: Task, instances: list[Instance], seed: int) -> PtoDataset:
