@@ -13,6 +13,7 @@ import pytest
 from dfst.data import load_dataset
 from dfst.tasks import TASKS
 from dfst.tasks.user import load_tasks_file
+from dfst.train.dsize import next_size
 from dfst.train.growth import Growth, next_round, resumed_growth
 from dfst.train.loop import train, training_data
 from dfst.train.recipes import training_recipe
@@ -146,3 +147,15 @@ def test_the_short_held_out_instances_are_every_untrained_one_up_to_the_cap():
     assert len(short_held_out(add2, 3, set())) == add2.short_count(3)  # 196 pairs: all of them
     assert short_held_out(add2, 2, set()) == short_held_out(add2, 3, set())[:add2.short_count(2)]
     assert short_held_out(add2, 0, set()) == []
+
+
+def test_while_rounds_are_left_a_departing_automaton_grows_the_data_not_d(xor2):
+    cfg = tiny(1)
+    departs = {"a": "101", "b": "11", "steps": 2}
+    departing = {"d": 4, "extracted": {"validation": {"disagreement": departs}}}
+    assert next_size(cfg, [4, 6, 9], departing, data_next=True) is None  # the data grow next
+    assert next_size(cfg, [4, 6, 9], departing, data_next=False) == 6  # the last round: d grows
+    unexplained = {"d": 4, "extracted": None}  # no automaton explains the PTOs: d grows either way
+    assert next_size(cfg, [4, 6, 9], unexplained, data_next=True) == 6
+    agreed = {"d": 6, "extracted": {"validation": {"disagreement": None}}}
+    assert next_size(cfg, [4, 6, 9], agreed, data_next=False) is None

@@ -1,8 +1,10 @@
 """Did the run find the algorithm its traces show? The honest end of a training run.
 
 A run whose d comes from the data (`dfst.train.dsize`) tests the automaton read off against the
-expert's PTOs on longer operands it never trained on (`dfst.train.validation`), and grows d until one
-reproduces them, then grows the data where the automaton departs (`dfst.train.growth`). The run's
+expert's PTOs on operands it never trained on (`dfst.train.validation`). It grows d until an
+automaton read off explains the training PTOs, then grows the data where that automaton departs on
+the held-out ones (`dfst.train.growth`), while rounds of growth are left; in the last round d grows
+on until one reproduces them too. The run's
 summary records the outcome (`agreement`): the validation PTOs checked and their lengths, either
 agreement or where the automaton departs from the expert, the sizes tried and the largest the rule
 allows, the rounds of data growth and the PTOs of each, and why it stopped (`stopped`: agreed; no

@@ -203,9 +203,9 @@ class _Sizes:
         finished = read_json(self.out / SUMMARY_FILE) if resume else None
         summary = finished or self._loop(data, resume)
         ran = finished is None
-        while (grown := next_size(cfg, sizes, summary)) is not None:  # d too small for the PTOs: again
-            LOGGER.info("d=%d: no automaton read off explains the PTOs; training again with d=%d",
-                        summary["d"], grown)
+        data_next = growth.round < cfg.grow_rounds  # an automaton that departs: the data grow first
+        while (grown := next_size(cfg, sizes, summary, data_next)) is not None:  # d too small: again
+            LOGGER.info("d=%d did not suffice for the PTOs; training again with d=%d", summary["d"], grown)
             run_info["model"] = model_info(len(task.alphabet), grown, tried_sizes(summary))
             check_training(task, budgeted, self.memory, grown)
             self.out = prepare_run(self.out_dir, run_info, resume=False)  # the smaller size's files go
