@@ -70,6 +70,26 @@ def test_the_fused_engine_supports_the_loop_on_the_cpu_only():
     assert not supports(TrainConfig(), torch.device("cuda"))
 
 
+def test_a_new_penalty_on_the_states_reaches_the_default_engine_by_autograd(monkeypatch):
+    """One more registry entry that reads h: the fused pass cannot compute it, so it declines and the
+    objective the run minimises is the registry's, that penalty included."""
+    from dfst.train import objectives
+    from dfst.train.loop import forward_pass
+
+    cfg = TrainConfig(task="add2", l1=1e-3, restarts=2)
+    cpu = torch.device("cpu")
+    model, reads, writes, moves, mask, _ = _batch(5, 4, restarts=2, b=3, T=7, noise=False, seed=3)
+    batch = (reads, writes, moves, mask)
+    _, before = forward_pass(model, batch, None, 0, cfg, cpu)  # the fused pass, L1 added on the weights
+    assert supports(cfg, cpu)
+    norm = objectives.Penalty("l1", lambda step, c: 1.0, lambda m, h, msk: (h ** 2).sum())
+    monkeypatch.setitem(objectives.PENALTIES, "state_norm", norm)
+    assert not supports(cfg, cpu)
+    losses, after = forward_pass(model, batch, None, 0, cfg, cpu)
+    _, _, h = teacher_forced(model, reads, mask, None, normalize=cfg.normalize_h)
+    assert torch.allclose(after, before + (h ** 2).sum(), rtol=1e-5)
+
+
 QUICK = dict(task="add2", iters=12, restarts=3, eval_every=0, checkpoint_every=4, finetune=False,
              extract=False, engine="fused", threads=2, discrete=0.1, l1=1e-4)
 

@@ -22,8 +22,10 @@ import torch
 from dfst.model import Population
 from dfst.train.config import TrainConfig
 from dfst.train.fused_kernels import CE, MSE, objective_and_gradient
+from dfst.train.objectives import active_penalties
 
 LOSS_CODES = {"mse": MSE, "ce": CE}
+IN_PASS = ("vertex",)  # the penalties of the registry the kernel computes beside the loss
 
 # numba's OpenMP workers spin between parallel regions: with the kernel called once an iteration they
 # tripled a one-thread run's CPU seconds (6.3 against 2.2 for 150 add10 iterations) and took a core
@@ -35,9 +37,17 @@ if os.environ.get("NUMBA_THREADING_LAYER") is None:
 
 def supports(cfg: TrainConfig, device: torch.device) -> bool:
     """The fused engine runs this config: on the CPU, the loop forward (h normalised, or forward
-    'loop'), a loss it knows."""
+    'loop'), a loss it knows, and no penalty that reads the states but the one its pass computes."""
     loop = cfg.normalize_h or cfg.forward == "loop"
-    return device.type == "cpu" and loop and cfg.loss in LOSS_CODES
+    unknown = [name for name, penalty in active_penalties(cfg).items()
+               if penalty.reads_states and name not in IN_PASS]
+    return device.type == "cpu" and loop and cfg.loss in LOSS_CODES and not unknown
+
+
+def weight_penalties(cfg: TrainConfig, model: Population, step: int) -> torch.Tensor | float:
+    """The penalties `cfg` turns on that the pass does not compute (they read only the weights)."""
+    return sum(penalty.weight(step, cfg) * penalty.value(model, None, None)
+               for name, penalty in active_penalties(cfg).items() if name not in IN_PASS)
 
 
 class FusedObjective(torch.autograd.Function):

@@ -51,7 +51,7 @@ from dfst.train.determinism import deterministic
 from dfst.train.dsize import d_sizes, model_info, next_size, resumed_model, tried_sizes
 from dfst.train.evaluation import best_robust, evaluate_model, extract_or_none
 from dfst.train.growth import Growth, added_at_most, next_round, resumed_growth
-from dfst.train.objectives import LOSSES, PENALTIES, discrete_at, noise_at, objective, scores
+from dfst.train.objectives import LOSSES, discrete_at, noise_at, objective, scores
 from dfst.train.progress import LOGGER, log_progress, model_verdict
 from dfst.train.restarts import lowest_loss_restart, restart_seed, select_restart
 from dfst.train.rundir import (
@@ -352,14 +352,11 @@ def autograd_pass(model: Population, batch: tuple, noise: torch.Tensor | None, s
 def fused_pass(model: Population, batch: tuple, noise: torch.Tensor | None, step: int,
                cfg: TrainConfig) -> tuple[torch.Tensor, torch.Tensor]:
     """The loss and vertex penalty in one compiled pass (`dfst.train.fused`); the other penalties of
-    the registry (L1 on A) as torch ops on the weights, as `objective` adds them."""
+    the registry (those that read only the weights: `fused.supports`) as torch ops, as `objective`
+    adds them."""
     per_restart, losses = fused.fused_objective(model, *batch, noise, cfg,
                                                 discrete_at(step, cfg) if cfg.discrete else 0.0)
-    total = per_restart.sum()
-    for name, penalty in PENALTIES.items():
-        if name != "vertex" and getattr(cfg, penalty.field):  # (the vertex penalty is in the pass)
-            total = total + penalty.weight(step, cfg) * penalty.value(model, None, batch[3])
-    return losses, total
+    return losses, per_restart.sum() + fused.weight_penalties(cfg, model, step)
 
 
 # Training's forward and backward pass, by `cfg.engine` (config.CHOICES["engine"])

@@ -2,7 +2,10 @@
 
 The objective of an iteration is the sum over restarts of the loss (`LOSSES[cfg.loss]`), plus each
 penalty of `PENALTIES` whose config field is not zero, times its weight at that iteration. A new
-objective plugs in as one more entry (and, for a loss, its name in `config.CHOICES["loss"]`).
+objective plugs in as one more entry (and, for a loss, its name in `config.CHOICES["loss"]`): the
+fused engine (`dfst.train.fused`) computes the loss and the vertex penalty in its own pass, adds the
+penalties that read only the weights, and declines a config with any other penalty that reads the
+states, which then trains by autograd on this module's definition.
 
 The published loss (`mse`): L = 1/(2T) Σ_t (|ŝ_t − onehot(s_t)|² + |m̂_t − onehot(m_t)|²), with T the
 number of real (unpadded) steps in the batch, so every step weighs the same. The scores come from
@@ -88,10 +91,12 @@ class Penalty:
     field: str
     weight: Callable[[int, TrainConfig], float]
     value: Callable[[Population, torch.Tensor, torch.Tensor], torch.Tensor]
+    reads_states: bool = True  # value reads h (an engine that computes no h must compute it or decline)
 
 
 PENALTIES: dict[str, Penalty] = {
-    "l1": Penalty("l1", lambda step, cfg: cfg.l1, lambda model, h, mask: model.A.abs().sum()),
+    "l1": Penalty("l1", lambda step, cfg: cfg.l1, lambda model, h, mask: model.A.abs().sum(),
+                  reads_states=False),
     "vertex": Penalty("discrete", discrete_at, lambda model, h, mask: vertex_penalty(h, mask).sum()),
 }
 
@@ -123,10 +128,14 @@ def objective(losses: torch.Tensor, model: Population, h: torch.Tensor, mask: to
               cfg: TrainConfig) -> torch.Tensor:
     """The scalar to minimise at 0-based iteration `step`: the restarts' losses (R,) and the penalties."""
     total = losses.sum()
-    for penalty in PENALTIES.values():
-        if getattr(cfg, penalty.field):
-            total = total + penalty.weight(step, cfg) * penalty.value(model, h, mask)
+    for penalty in active_penalties(cfg).values():
+        total = total + penalty.weight(step, cfg) * penalty.value(model, h, mask)
     return total
+
+
+def active_penalties(cfg: TrainConfig) -> dict[str, Penalty]:
+    """The penalties of `PENALTIES` that `cfg` turns on (their field not zero)."""
+    return {name: penalty for name, penalty in PENALTIES.items() if getattr(cfg, penalty.field)}
 
 
 def unused_directions(A: torch.Tensor, centres: torch.Tensor, transitions: torch.Tensor) -> torch.Tensor:
