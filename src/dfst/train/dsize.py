@@ -73,7 +73,8 @@ def next_size(cfg: TrainConfig, sizes: list[int], summary: dict, data_next: bool
     if not cfg.extract or summary.get("stopped_by") == "diverged":
         return None
     extracted = summary.get("extracted")
-    if extracted is not None and (data_next or (extracted.get("validation") or {}).get("disagreement") is None):
+    agrees = extracted is not None and (extracted.get("validation") or {}).get("disagreement") is None
+    if agrees or (extracted is not None and data_next):
         return None
     later = [d for d in sizes if d > summary["d"]]
     return later[0] if later else None

@@ -3,14 +3,14 @@
 A run whose d comes from the data trains at growing d until an automaton read off explains its
 PTOs (`dfst.train.dsize`). When that automaton departs from the expert on an instance held out of
 training (`dfst.train.validation`), the PTOs did not pin the algorithm down: a rule, or a chain of
-rules, was never shown. While rounds are left, a round of growth then adds the held-out instances where it departs (the
-shortest lengths first: the set is ordered by length), at most as many as the PTOs it has and at
-least MIN_ADDED, to the training PTOs, draws a fresh held-out set past the new longest operand, and
-trains again from the new data's lower bound on d: counterexample-guided learning with the expert's
-PTOs as the only answers (no state is read). The data at most double a round, so a few rounds span
-the budgets the built-in tasks' recipes were tuned to (20 to 750 PTOs), whatever the task needs.
-At most `grow_rounds` rounds (the config's); in the last, d grows on until an automaton reproduces the
-held-out PTOs too, as in a run without growth. The run records each round and why it stopped.
+rules, was never shown. While rounds are left, a round of growth then adds the held-out instances
+where it departs (the shortest lengths first: the set is ordered by length), at most as many as the
+PTOs it has and at least MIN_ADDED, to the training PTOs, draws a fresh held-out set past the new
+longest operand, and trains again from the new data's lower bound on d: counterexample-guided
+learning with the expert's PTOs as the only answers (no state is read). The data at most double a
+round, so a few rounds span the budgets the built-in tasks' recipes were tuned to (20 to 750 PTOs),
+whatever the task needs. At most `grow_rounds` rounds (the config's); in the last, d grows on until
+an automaton reproduces the held-out PTOs too, as in a run without growth. The run records each round and why it stopped.
 
 Every expert run is counted once, under what it ended up as (`dfst.data.reads`): an instance added is
 a counterexample; the rest of every round's held-out set stays held out, in the run's validation PTOs
