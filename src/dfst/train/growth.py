@@ -10,7 +10,8 @@ longest operand, and trains again from the new data's lower bound on d: countere
 learning with the expert's PTOs as the only answers (no state is read). The data at most double a
 round, so a few rounds span the budgets the built-in tasks' recipes were tuned to (20 to 750 PTOs),
 whatever the task needs. At most `grow_rounds` rounds (the config's); in the last, d grows on until
-an automaton reproduces the held-out PTOs too, as in a run without growth. The run records each round and why it stopped.
+an automaton reproduces the held-out PTOs too, as in a run without growth. The run records each
+round and why it stopped.
 
 Every expert run is counted once, under what it ended up as (`dfst.data.reads`): an instance added is
 a counterexample; the rest of every round's held-out set stays held out, in the run's validation PTOs
