@@ -159,3 +159,16 @@ def test_while_rounds_are_left_a_departing_automaton_grows_the_data_not_d(xor2):
     assert next_size(cfg, [4, 6, 9], unexplained, data_next=True) == 6
     agreed = {"d": 6, "extracted": {"validation": {"disagreement": None}}}
     assert next_size(cfg, [4, 6, 9], agreed, data_next=False) is None
+
+
+def test_every_training_record_says_where_the_run_stands(xor2, tmp_path):
+    """The progress records (and `dfst train`'s bar) name d, the PTOs and the data round."""
+    from dfst.cli.training import progress_fields
+
+    records = []
+    summary = train(replace(tiny(1), iters=20), tmp_path / "run", progress=records.append)
+    stages = [(r["d"], r["samples"], r["round"], r["rounds"]) for r in records if "phase" not in r]
+    assert stages[0][1:] == (2, 0, 1)  # round 0: the 2 sampled PTOs, of 1 round at most
+    assert stages[-1] == (summary["d"], summary["samples"], summary["agreement"]["data"]["rounds"], 1)
+    assert progress_fields(records[-1])["stage"].startswith(f"d {summary['d']}, {summary['samples']} PTOs")
+    assert "(data round" in progress_fields(records[-1])["stage"]

@@ -97,7 +97,7 @@ def train_command(
     if until_certified:
         return _until_certified(job, as_json)
     with _progress(as_json) as progress:
-        bar = progress.add_task("", total=job.cfg.iters, measure="loss …", eval="")
+        bar = progress.add_task("", total=job.cfg.iters, measure="loss …", eval="", stage="")
         summary = run_training(job, lambda record: _show(progress, bar, record))
     if summary["stopped_by"] == "diverged":
         raise DfstError(_diverged(summary, job.cfg.lr))
@@ -145,7 +145,7 @@ def _until_certified(job, as_json: bool) -> int:
     from dfst.train.job import run_training
 
     with _progress(as_json) as progress:
-        bar = progress.add_task("", total=job.cfg.iters, measure="loss …", eval="")
+        bar = progress.add_task("", total=job.cfg.iters, measure="loss …", eval="", stage="")
         report = run_training(job, lambda record: _show(progress, bar, record))
     if as_json:
         print_json(report)
@@ -168,19 +168,21 @@ def progress_fields(record: dict) -> dict | None:
     """The bar's fields for one progress record of `dfst.train.train` (None: leave the bar as it
     is), in the words `train` logs (dfst.train.progress): training's loss and last evaluation, or a
     fine-tuning phase's own objective, labelled as such."""
-    from dfst.train.progress import FINETUNE_PHASES, eval_text, measure_text, shown
+    from dfst.train.progress import FINETUNE_PHASES, eval_text, measure_text, shown, stage_text
 
     if "phase" not in record:
+        shown_eval = {"eval": eval_text(record["eval"])} if "eval" in record else {}
         return {"completed": record["iteration"], "measure": measure_text(record),
-                **({"eval": eval_text(record["eval"])} if "eval" in record else {})}
+                "stage": stage_text(record), **shown_eval}
     if not shown(record, 1):
         return None  # Adam's phase reports every iteration: the bar moves every 100
     return {"completed": record["iteration"], "total": record["iters"], "measure": measure_text(record),
-            "eval": FINETUNE_PHASES[record["phase"]]}
+            "eval": FINETUNE_PHASES[record["phase"]], "stage": ""}
 
 
 def _progress(quiet: bool) -> Progress:
-    return Progress(TextColumn("iter {task.completed:,.0f}/{task.total:,.0f}"), BarColumn(),
+    return Progress(TextColumn("{task.fields[stage]}"),
+                    TextColumn("iter {task.completed:,.0f}/{task.total:,.0f}"), BarColumn(),
                     TextColumn("{task.fields[measure]}  {task.fields[eval]}"), TimeElapsedColumn(),
                     TimeRemainingColumn(), console=console, transient=True, disable=quiet)
 

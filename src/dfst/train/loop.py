@@ -201,7 +201,7 @@ class _Sizes:
         check_training(task, budgeted, self.memory, run_info["model"]["d"])
         self.out = prepare_run(self.out_dir, run_info, resume=resume)
         finished = read_json(self.out / SUMMARY_FILE) if resume else None
-        summary = finished or self._loop(data, resume)
+        summary = finished or self._loop(growth, resume)
         ran = finished is None
         data_next = growth.round < cfg.grow_rounds  # an automaton that departs: the data grow first
         while (grown := next_size(cfg, sizes, summary, data_next)) is not None:  # d too small: again
@@ -209,7 +209,7 @@ class _Sizes:
             run_info["model"] = model_info(len(task.alphabet), grown, tried_sizes(summary))
             check_training(task, budgeted, self.memory, grown)
             self.out = prepare_run(self.out_dir, run_info, resume=False)  # the smaller size's files go
-            summary = self._loop(data, resume=False)
+            summary = self._loop(growth, resume=False)
             ran = True
         if ran:  # the sizes' outcome: did an automaton read off reproduce the longer PTOs?
             found = agreement(summary.get("extracted"), self.validation, run_info["model"], sizes, growth,
@@ -218,10 +218,12 @@ class _Sizes:
             write_run_json(self.out, SUMMARY_FILE, summary)
         return summary
 
-    def _loop(self, data: PtoDataset, resume: bool) -> dict:
-        return _train_loop(self.cfg, self.task, self.out, data, self.run_info, resume=resume,
-                           progress=self.progress, cpu_start=self.cpu_start, device=self.device,
-                           validation=self.validation)
+    def _loop(self, growth: Growth, resume: bool) -> dict:
+        stage = {"d": self.run_info["model"]["d"], "samples": growth.data.samples, "round": growth.round,
+                 "rounds": self.cfg.grow_rounds}  # where the run stands, on every progress record
+        return _train_loop(self.cfg, self.task, self.out, growth.data, self.run_info, resume=resume,
+                           progress=lambda record: self.progress(record | stage), cpu_start=self.cpu_start,
+                           device=self.device, validation=self.validation)
 
 
 def _logged(progress: Callable[[dict], None] | None, log_every: int) -> Callable[[dict], None]:

@@ -27,6 +27,15 @@ def eval_text(report: dict | None) -> str:
     return "eval " + " ".join(f"{lv['digits']}:{lv['exact']}/{lv['instances']}" for lv in report["levels"])
 
 
+def stage_text(record: dict) -> str:
+    """Where a run that grows d or its data stands, from a training record: 'd 12, 40 PTOs (data
+    round 1 of 5)'; '' for a record that does not say (a fine-tuning phase's)."""
+    if "d" not in record:
+        return ""
+    text = f"d {record['d']}, {record['samples']:,} PTOs"
+    return text + (f" (data round {record['round']} of {record['rounds']})" if record.get("rounds") else "")
+
+
 def measure_text(record: dict) -> str:
     """What the record's phase minimises, named: training's loss or a fine-tuning phase's objective
     (the teacher-forced loss is not what fine-tuning minimises)."""
