@@ -46,7 +46,7 @@ def test_train_writes_a_run(capsys, tmp_path):
     where = ("no automaton read off explains" if departs is None else
              f"the automaton read off departs from the expert on {departs['a']}, {departs['b']} after")
     assert last.count(f"NOT ENOUGH DATA: {where}") == 1, last
-    assert "of 1-5 digits held out" in last and "Try more iterations" in last  # short and past the 2-digit PTOs
+    assert "of 1-5 digits held out" in last and "Try more iterations" in last  # short ones and longer
     # before it, a plain verdict on the model it wrote, the one its own check found
     levels = again["eval"]["levels"]
     verdict = " ".join(text[text.rindex("verdict: "):].split())

@@ -172,3 +172,12 @@ def test_every_training_record_says_where_the_run_stands(xor2, tmp_path):
     assert stages[-1] == (summary["d"], summary["samples"], summary["agreement"]["data"]["rounds"], 1)
     assert progress_fields(records[-1])["stage"].startswith(f"d {summary['d']}, {summary['samples']} PTOs")
     assert "(data round" in progress_fields(records[-1])["stage"]
+
+
+def test_the_advice_names_the_samples_asked_for_and_what_they_grew_to(grown):
+    from dfst.train.progress import advice
+
+    _, summary = grown
+    n = summary["samples"]
+    tip = advice(summary, tiny(GROWN).to_dict())[0]
+    assert tip == f"more samples (--samples {2 * n}, now 2, grown to {n})"
