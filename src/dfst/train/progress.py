@@ -103,8 +103,9 @@ def model_verdict(summary: dict, cfg: dict) -> tuple[bool | None, str]:
 def advice(summary: dict, cfg: dict) -> list[str]:
     """What to change for a run whose model is not exact, most likely first."""
     tuned = summary.get("finetune") or {}
-    grown = "" if summary["samples"] == cfg["samples"] else f", grown to {summary['samples']}"
-    tips = [f"more samples (--samples {2 * summary['samples']}, now {cfg['samples']}{grown})",
+    asked = cfg.get("samples", summary["samples"])  # (a config of a run whose data grew asked for fewer)
+    grown = "" if summary["samples"] == asked else f", grown to {summary['samples']}"
+    tips = [f"more samples (--samples {2 * summary['samples']}, now {asked}{grown})",
             f"longer PTOs (--max-digits {cfg['max_digits'] + 2}, now {cfg['max_digits']})"]
     if not cfg.get("finetune"):
         tips.append("--finetune (fits the weights to the automaton read off, exact far past the training "
