@@ -147,6 +147,8 @@ def test_the_short_held_out_instances_are_every_untrained_one_up_to_the_cap():
     assert len(short_held_out(add2, 3, set())) == add2.short_count(3)  # 196 pairs: all of them
     assert short_held_out(add2, 2, set()) == short_held_out(add2, 3, set())[:add2.short_count(2)]
     assert short_held_out(add2, 0, set()) == []
+    lengths = add10.exhaustive_length(1000), add2.exhaustive_length(1000), add2.exhaustive_length(1000, 2)
+    assert lengths == (1, 4, 2)  # 100 one-digit pairs (12,100 up to two); 900 add2 pairs up to four
 
 
 def test_while_rounds_are_left_a_departing_automaton_grows_the_data_not_d(xor2):

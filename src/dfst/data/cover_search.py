@@ -73,17 +73,9 @@ class CoverResult:
         return max(self.halting_bound, exact)
 
 
-def exhaustive_length(task: Task, max_digits: int) -> int:
-    """The longest length up to max_digits whose operand pairs number at most EXHAUSTIVE_PAIRS (0: none)."""
-    full = 0
-    while full < max_digits and task.short_count(full + 1) <= EXHAUSTIVE_PAIRS:
-        full += 1
-    return full
-
-
 def pool_instances(task: Task, max_digits: int, seed: int, count: int) -> tuple[list[Instance], bool]:
     """(candidates, exhaustive): all pairs when affordable, else all short pairs plus a seeded pool."""
-    full = exhaustive_length(task, max_digits)
+    full = task.exhaustive_length(EXHAUSTIVE_PAIRS, max_digits)
     pairs = task.short_instances(full)
     if full == max_digits:
         return pairs, True
@@ -257,7 +249,7 @@ def estimate_minimal(task: Task, max_digits: int, pool: int) -> Estimate:
     """dfst coverage --minimal (dfst.data.cover_search): every pair up to the longest length whose
     pairs number at most EXHAUSTIVE_PAIRS, and `candidate_pool` when that is not max_digits, each
     replayed once (the cover is then searched on bitmasks, within BRANCH_BUDGET nodes)."""
-    full = exhaustive_length(task, max_digits)
+    full = task.exhaustive_length(EXHAUSTIVE_PAIRS, max_digits)
     pairs = task.short_count(full) if full else 0
     short = max(full, 1)
     estimate = with_replays(estimate_of(task, short, short, {}), task, short, pairs, 2 * full * pairs)

@@ -97,10 +97,7 @@ def search_instances(task: Task, seed: int = 0) -> list[Instance]:
     """The search for a killing instance: every pair up to the longest length whose pairs number at
     most EXHAUSTIVE_PAIRS (leading zeros included), then seeded random pairs of unequal lengths, then
     (two operands of any length) seeded near ties."""
-    n = 1
-    while task.short_count(n + 1) <= EXHAUSTIVE_PAIRS:
-        n += 1
-    found = task.short_instances(n)
+    found = task.short_instances(max(1, task.exhaustive_length(EXHAUSTIVE_PAIRS)))
     rng = np.random.default_rng(seed)
     for _ in range(SEARCH_RANDOM):  # lengths log-uniform in 1..MAX_SEARCH_DIGITS, drawn apart
         la, lb = (_search_length(rng) for _ in range(2))

@@ -207,6 +207,14 @@ class Task:
         return [Instance(a, b, "exhaustive") for a, b in pairs
                 if self.domain_problem(a, b) is None]
 
+    def exhaustive_length(self, at_most: int, max_digits: int | None = None) -> int:
+        """The longest length (up to `max_digits`, if given) whose `short_instances` number at most
+        `at_most` operand pairs (0: none): how far every instance can be run."""
+        n = 0
+        while (max_digits is None or n < max_digits) and self.short_count(n + 1) <= at_most:
+            n += 1
+        return n
+
     def short_count(self, n: int) -> int:
         """How many operand pairs `short_instances(n)` looks at."""
         strings = sum(self.base ** k for k in range(1, n + 1))

@@ -131,10 +131,7 @@ def _all_instances(task: Task) -> Iterator[Instance]:
         yield from task.hard_instances(n)
     for n in range(1, 6):
         yield from task.random_instances(n, SHORT_RANDOM, seed=n)
-    n = 1
-    while task.short_count(n) <= SHORT_COUNT:
-        n += 1
-    yield from task.short_instances(n - 1)
+    yield from task.short_instances(task.exhaustive_length(SHORT_COUNT))
     for n in LENGTHS:
         if task.step_bound(n, n, task.base) > LONG_STEPS:
             return

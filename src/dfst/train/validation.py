@@ -50,10 +50,8 @@ def validation_instances(task: Task, max_digits: int, seed: int, round_: int = 0
 def short_held_out(task: Task, max_digits: int, trained: set[tuple[str, str]]) -> list[Instance]:
     """Every instance of operands of at most k symbols that is not in `trained` (operand pairs), k the
     longest length up to `max_digits` with at most SHORT_HELD_OUT instances: shortest first."""
-    k = 0
-    while k < max_digits and task.short_count(k + 1) <= SHORT_HELD_OUT:
-        k += 1
-    short = [Instance(inst.a, inst.b, "short") for inst in task.short_instances(k)
+    short = [Instance(inst.a, inst.b, "short")
+             for inst in task.short_instances(task.exhaustive_length(SHORT_HELD_OUT, max_digits))
              if (inst.a, inst.b) not in trained]
     return sorted(short, key=lambda inst: inst.length)
 
