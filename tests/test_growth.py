@@ -13,7 +13,7 @@ import pytest
 from dfst.data import load_dataset
 from dfst.tasks import TASKS
 from dfst.tasks.user import load_tasks_file
-from dfst.train.dsize import next_size
+from dfst.train.dsize import d_sizes, next_size, states_lower_bound
 from dfst.train.growth import Growth, next_round, resumed_growth
 from dfst.train.loop import train, training_data
 from dfst.train.recipes import training_recipe
@@ -108,9 +108,11 @@ def test_no_round_follows_agreement_an_unexplained_pto_or_the_limit(xor2):
     growth = Growth(base, base)
     departs = {"a": "101", "b": "11", "steps": 2}
     departing = {"agreement": {"agreed": False, "departs": departs, "d_tried": [4]},
-                 "extracted": {"validation": {"disagreement": departs, "departures": [departs]}}}
+                 "extracted": {"states": 7, "validation": {"disagreement": departs, "departures": [departs]}}}
+    assert growth.states_read_off == 0
     grown = next_round(growth, 1, departing, xor2)
     assert grown.round == 1 and grown.added == [["101", "11"]] and grown.rounds[0]["added"] == 1
+    assert grown.states_read_off == 7  # where the next round's d starts, above the data's lower bound
     assert next_round(grown, 1, departing, xor2) is None  # the limit
     assert next_round(growth, 1, {"agreement": {"agreed": True, "departs": None}}, xor2) is None
     assert next_round(growth, 1, {"agreement": {"agreed": False, "departs": None}}, xor2) is None
@@ -161,6 +163,20 @@ def test_while_rounds_are_left_a_departing_automaton_grows_the_data_not_d(xor2):
     assert next_size(cfg, [4, 6, 9], unexplained, data_next=True) == 6
     agreed = {"d": 6, "extracted": {"validation": {"disagreement": None}}}
     assert next_size(cfg, [4, 6, 9], agreed, data_next=False) is None
+
+
+def test_a_round_of_growth_starts_d_at_the_states_read_off_the_round_before(grown, xor2):
+    """The lower bound of the grown PTOs may sit far below what the task needs; the automaton the
+    round before read off explained the smaller set with its states, so the next round starts there."""
+    out, summary = grown
+    rounds = json.loads((out / "config.json").read_text())["data"]["grown"]["rounds"]
+    starts = [r["d_tried"][0] for r in rounds[1:]] + [summary["agreement"]["d_tried"][0]]
+    assert all(start >= before["states"] for start, before in zip(starts, rounds))
+    data = load_dataset(out / "data.pto.zip")
+    cfg = tiny(GROWN)
+    assert d_sizes(cfg, xor2, data, 0)[0] == states_lower_bound(data)
+    assert d_sizes(cfg, xor2, data, 50)[:2] == [50, 75]
+    assert d_sizes(replace(cfg, d=3), xor2, data, 50) == [3]  # a d the user gives is used as it is
 
 
 def test_every_training_record_says_where_the_run_stands(xor2, tmp_path):

@@ -71,7 +71,7 @@ class DataConfig:
                                 "layout); the model is scored against the agent's own answers.")
     grow_rounds: int = setting(0, "Rounds of data growth: when no d gives an automaton that reproduces the "
                                "expert on longer held-out PTOs, add the ones where it departs to the "
-                               "training PTOs and train again (0: off; 3 for a task without a recipe "
+                               "training PTOs and train again (0: off; 5 for a task without a recipe "
                                "of its own).", low=0)
 
     def __post_init__(self) -> None:

@@ -6,7 +6,8 @@ training (`dfst.train.validation`), the PTOs did not pin the algorithm down: a r
 rules, was never shown. While rounds are left, a round of growth then adds the held-out instances
 where it departs (the shortest lengths first: the set is ordered by length), at most as many as the
 PTOs it has and at least MIN_ADDED, to the training PTOs, draws a fresh held-out set past the new
-longest operand, and trains again from the new data's lower bound on d: counterexample-guided
+longest operand, and trains again from the new data's lower bound on d, or from the states of the
+automaton the round read off where they are more: counterexample-guided
 learning with the expert's PTOs as the only answers (no state is read). The data at most double a
 round, so a few rounds span the budgets the built-in tasks' recipes were tuned to (20 to 750 PTOs),
 whatever the task needs. At most `grow_rounds` rounds (the config's); in the last, d grows on until
@@ -55,6 +56,12 @@ class Growth:
     rounds: tuple[dict, ...] = field(default=())
 
     @property
+    def states_read_off(self) -> int:
+        """The states of the automaton the last finished round read off (0: none finished, or one
+        recorded before rounds kept it): where the next round's d starts (`dfst.train.dsize`)."""
+        return self.rounds[-1].get("states", 0) if self.rounds else 0
+
+    @property
     def added(self) -> list[list[str]]:
         """The operand pairs the rounds added, in order (a given dataset's own counterexamples apart)."""
         return [list(pair) for pair in self.data.operands[self.base.samples:]]
@@ -91,7 +98,7 @@ def next_round(growth: Growth, limit: int, summary: dict, task: Task) -> Growth 
     departures = summary["extracted"]["validation"].get("departures") or [found["departs"]]
     pairs = [[d["a"], d["b"]] for d in departures[:added_at_most(growth.data.samples)]]
     finished = {"samples": growth.data.samples, "d_tried": found["d_tried"], "departs": found["departs"],
-                "added": len(pairs)}
+                "added": len(pairs), "states": summary["extracted"]["states"]}
     return Growth(growth.base, with_instances(task, growth.data, pairs), growth.round + 1,
                   (*growth.rounds, finished))
 

@@ -188,7 +188,7 @@ class _Sizes:
     def train(self, growth: Growth, resume: bool) -> dict:
         """Train `growth.data` at growing d (resuming the stored run where it is this one); the summary."""
         cfg, task, run_info, data = self.cfg, self.task, self.run_info, growth.data
-        sizes = d_sizes(cfg, task, data)
+        sizes = d_sizes(cfg, task, data, growth.states_read_off)
         self.validation = growth.validation(task, cfg.seed) if validates(cfg) else None
         run_info["data"] = growth.record()
         run_info["model"] = model_info(len(task.alphabet), sizes[0], [])
