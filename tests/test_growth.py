@@ -14,7 +14,7 @@ from dfst.data import load_dataset
 from dfst.tasks import TASKS
 from dfst.tasks.user import load_tasks_file
 from dfst.train.dsize import d_sizes, next_size, states_lower_bound
-from dfst.train.growth import Growth, next_round, resumed_growth
+from dfst.train.growth import Growth, next_round, resumed_growth, with_instances
 from dfst.train.loop import train, training_data
 from dfst.train.recipes import training_recipe
 from dfst.train.validation import short_held_out, validation_instances
@@ -163,6 +163,19 @@ def test_while_rounds_are_left_a_departing_automaton_grows_the_data_not_d(xor2):
     assert next_size(cfg, [4, 6, 9], unexplained, data_next=True) == 6
     agreed = {"d": 6, "extracted": {"validation": {"disagreement": None}}}
     assert next_size(cfg, [4, 6, 9], agreed, data_next=False) is None
+
+
+def test_the_held_out_set_holds_each_instance_once_when_rounds_share_their_longest_operand(xor2):
+    """Rounds whose data end at the same length draw the same structured instances: the set keeps
+    one of each, so no departure is added twice and no expert run is counted twice."""
+    base = training_data(tiny(2), xor2)
+    pairs = [["0", "1"], ["1", "1"]]  # no longer than the sampled PTOs: every round's longest is the same
+    growth = Growth(base, with_instances(xor2, base, pairs), 2, ({"added": 1}, {"added": 1}))
+    held_out = growth.validation(xor2, 0).operands
+    assert len(held_out) == len(set(held_out))
+    longest = max(len(x) for pair in base.operands for x in pair)
+    rounds = [validation_instances(xor2, longest, 0, r) for r in range(3)]
+    assert set.intersection(*({(i.a, i.b) for i in found} for found in rounds))  # the repeats exist
 
 
 def test_a_round_of_growth_starts_d_at_the_states_read_off_the_round_before(grown, xor2):

@@ -27,7 +27,7 @@ from dfst.data import PtoDataset, record_instances, summarize
 from dfst.tasks import Instance, Task
 from dfst.train.batches import dataset_sha256
 from dfst.train.dsize import stored_config
-from dfst.train.validation import short_held_out, validation_dataset, validation_instances
+from dfst.train.validation import distinct, short_held_out, validation_dataset, validation_instances
 
 MIN_ADDED = 8  # a round adds up to max(MIN_ADDED, the PTOs it has) departing held-out instances
 
@@ -69,7 +69,8 @@ class Growth:
     def validation(self, task: Task, seed: int) -> PtoDataset:
         """The held-out PTOs the automaton read off must reproduce: the short instances the sampled PTOs
         did not show (`short_held_out`), then every round's set but the instances added to the PTOs;
-        round r's past the longest training operand of its data, from its own stream."""
+        round r's past the longest training operand of its data, from its own stream; each instance once
+        (rounds with the same longest operand draw the same structured instances)."""
         added, counts = {tuple(pair) for pair in self.added}, [r["added"] for r in self.rounds]
         longest = max(len(x) for pair in self.base.operands for x in pair)
         instances = short_held_out(task, longest, {tuple(pair) for pair in self.data.operands})
@@ -78,7 +79,7 @@ class Growth:
             longest = max(len(x) for pair in known for x in pair)
             instances += [inst for inst in validation_instances(task, longest, seed, r)
                           if (inst.a, inst.b) not in added]
-        return validation_dataset(task, instances, seed)
+        return validation_dataset(task, distinct(instances), seed)
 
     def record(self) -> dict:
         """The run's "data" entry (config.json): the data trained on, and from round 1 how it grew."""

@@ -44,6 +44,12 @@ def validation_instances(task: Task, max_digits: int, seed: int, round_: int = 0
     instances = [inst for n in lengths for inst in task.pool_instances(n)
                  if inst.length == n]  # a hard set's short instances are within reach
     instances += [task.random_instance(rng, n, n) for n in lengths for _ in range(VALIDATION_PAIRS)]
+    return distinct(instances)
+
+
+def distinct(instances: list[Instance]) -> list[Instance]:
+    """`instances` without repeated operand pairs, each where it first appears (a later round of data
+    growth draws the structured instances of lengths an earlier one drew already)."""
     return list({(inst.a, inst.b): inst for inst in instances}.values())
 
 
