@@ -56,7 +56,7 @@ from dfst.train.dsize import states_lower_bound
 from dfst.train.restarts import restart_seed
 from dfst.train.rundir import DATA_FILE, STATE_FILE
 from dfst.train.state import load_train_state
-from dfst.train.validation import oracle_dataset, validation_set
+from dfst.train.validation import distinct, oracle_dataset, validation_set
 
 PAPER = {"add2": (20, 3), "add10": (225, 3), "mult2": (750, 5), "mult10": (10_000, 5)}  # samples, digits
 DIGITS = (10, 100, 1000, 10000)
@@ -83,7 +83,7 @@ def read_data(task_name: str, seed: int) -> PtoDataset:
     longest = max(max(len(a), len(b)) for a, b in kept.operands)  # as `train` chooses its validation
     validation = validation_set(task, longest, seed)
     instances = pool + kept_instances(kept) + kept_instances(validation)
-    unique = list({(i.a, i.b): i for i in instances}.values())
+    unique = distinct(instances)
     widest = max(max(len(i.a), len(i.b)) for i in unique)
     sampling = {"rule": "read", "min_digits": 1, "max_digits": widest, "queries": len(unique)}
     return oracle_dataset(task, unique, seed, sampling)
